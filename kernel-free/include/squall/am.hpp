@@ -1,0 +1,312 @@
+// Active messages.
+//
+// A handler is an ordinary function whose first parameter is `am::token&`, followed by
+// small trivially copyable arguments and, optionally, a trailing `am::payload`:
+//
+//   void on_add(squall::am::token& t, int key, double value);
+//   void on_block(squall::am::token& t, std::uint64_t offset, squall::am::payload bytes);
+//   double on_get(squall::am::token& t, int key);            // used with am::call
+//
+//   squall::am::send<on_add>(dest, 7, 1.5);
+//   squall::am::send<on_block>(dest, off, squall::am::payload{buf, n});
+//   double v = squall::am::call<on_get>(dest, 7);
+//
+// Handlers need no registration call: naming one in send/call/reply/bulk_send registers
+// it, in every node, before main runs. Its id is a hash of its qualified name, so it is
+// the same on every node of one binary.
+//
+// Semantics: messages from one node to another are handled in the order sent; handlers
+// of one node run one at a time (never concurrently, never nested); a handler must not
+// wait (call, wait_until, collectives) - it may send and reply. Small sends to one
+// destination are packed into one packet (the aggregation factor, SQUALL_AGGREGATION);
+// a packet leaves when it holds that many messages, on flush(), when this node waits for
+// anything, and at the latest about a millisecond later (the progress thread).
+#pragma once
+#include <squall/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace squall::am {
+
+using payload = std::span<const std::byte>;
+using handler_id = std::uint32_t;
+
+template <class T>
+payload as_payload(const T* data, std::size_t count) {
+  return payload(reinterpret_cast<const std::byte*>(data), count * sizeof(T));
+}
+
+class token;
+
+namespace detail {
+
+// ctx is the pointer given at registration (the C API's handler function).
+using dispatch_fn = void (*)(token&, const void* ctx, const std::byte* args, std::size_t args_len,
+                             payload, std::uint32_t reply_slot);
+
+handler_id register_handler(std::string_view name, dispatch_fn fn, const void* ctx = nullptr);
+void send_raw(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+              std::uint32_t reply_slot);
+std::uint32_t open_reply_slot(void* result, std::size_t size);
+void wait_reply(std::uint32_t slot);
+void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size);
+void wait_until(bool (*pred)(void*), void* ctx);
+
+// The qualified name of the function F, taken from the compiler's signature string.
+template <auto F>
+constexpr std::string_view handler_name() {
+  std::string_view s = __PRETTY_FUNCTION__;
+  const auto start = s.find("F = ") + 4;
+  const auto end = s.find_first_of(";]", start);
+  s = s.substr(start, end - start);
+  if (!s.empty() && s.front() == '&') s.remove_prefix(1);
+  return s;
+}
+
+template <class... T>
+struct type_list {};
+
+// Splits a handler's parameter list into its message arguments and whether a payload follows.
+template <class F>
+struct handler_traits;
+
+template <class R, class... A>
+struct handler_traits<R (*)(token&, A...)> {
+  using result = R;
+  static constexpr bool has_payload = [] {
+    if constexpr (sizeof...(A) == 0) {
+      return false;
+    } else {
+      return std::is_same_v<std::decay_t<decltype(std::get<sizeof...(A) - 1>(
+                                std::declval<std::tuple<A...>>()))>,
+                            payload>;
+    }
+  }();
+  static constexpr std::size_t arg_count = sizeof...(A) - (has_payload ? 1 : 0);
+  template <std::size_t... I>
+  static auto args_tuple(std::index_sequence<I...>)
+      -> std::tuple<std::decay_t<std::tuple_element_t<I, std::tuple<A...>>>...>;
+  using args = decltype(args_tuple(std::make_index_sequence<arg_count>{}));
+};
+
+template <class Tuple>
+constexpr std::size_t packed_size() {
+  return std::apply([](auto... x) { return (std::size_t{0} + ... + sizeof(x)); }, Tuple{});
+}
+
+template <class Tuple, class... A>
+void pack(std::byte* out, A&&... a) {
+  static_assert(std::tuple_size_v<Tuple> == sizeof...(A),
+                "squall::am: wrong number of arguments for this handler");
+  Tuple t{std::forward<A>(a)...};
+  std::apply([&](const auto&... x) { ((std::memcpy(out, &x, sizeof(x)), out += sizeof(x)), ...); },
+             t);
+}
+
+template <class Tuple>
+Tuple unpack(const std::byte* in) {
+  Tuple t;
+  std::apply([&](auto&... x) { ((std::memcpy(&x, in, sizeof(x)), in += sizeof(x)), ...); }, t);
+  return t;
+}
+
+template <class Tuple>
+constexpr bool all_trivially_copyable() {
+  return std::apply([](auto... x) { return (true && ... && std::is_trivially_copyable_v<decltype(x)>); },
+                    Tuple{});
+}
+
+constexpr std::size_t max_args_bytes = 1024;
+
+template <auto F>
+void dispatch(token& t, const void* ctx, const std::byte* args, std::size_t args_len, payload data,
+              std::uint32_t reply_slot);
+
+template <auto F>
+struct registration {
+  static inline const handler_id id = register_handler(handler_name<F>(), &dispatch<F>);
+};
+
+template <auto F>
+struct checked_handler {
+  using traits = handler_traits<decltype(F)>;
+  using args = typename traits::args;
+  static_assert(all_trivially_copyable<args>(),
+                "squall::am: handler arguments must be trivially copyable (send data as a payload)");
+  static_assert(packed_size<args>() <= max_args_bytes,
+                "squall::am: handler arguments exceed 1 KiB; send them as a payload");
+  static_assert(std::is_void_v<typename traits::result> ||
+                    std::is_trivially_copyable_v<typename traits::result>,
+                "squall::am: a handler's result must be trivially copyable");
+};
+
+template <auto F, class... A>
+void send_with_slot(int dest, std::uint32_t slot, A&&... a) {
+  using H = checked_handler<F>;
+  constexpr std::size_t n = packed_size<typename H::args>();
+  std::byte buf[n == 0 ? 1 : n];
+  if constexpr (H::traits::has_payload) {
+    // The last argument is the payload.
+    auto all = std::forward_as_tuple(std::forward<A>(a)...);
+    constexpr std::size_t k = sizeof...(A) - 1;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      pack<typename H::args>(buf, std::get<I>(all)...);
+    }(std::make_index_sequence<k>{});
+    send_raw(dest, registration<F>::id, buf, n, payload(std::get<k>(all)), slot);
+  } else {
+    pack<typename H::args>(buf, std::forward<A>(a)...);
+    send_raw(dest, registration<F>::id, buf, n, payload{}, slot);
+  }
+}
+
+struct bulk_state;
+
+}  // namespace detail
+
+// What a handler knows about the message it runs for.
+class token {
+ public:
+  explicit token(int source) : source_(source) {}
+  int source() const { return source_; }
+
+  // Sends a message back to the node this one came from.
+  template <auto F, class... A>
+  void reply(A&&... a) {
+    detail::send_with_slot<F>(source_, 0, std::forward<A>(a)...);
+  }
+
+ private:
+  int source_;
+};
+
+// Sends an active message to `dest` (may be this node). Arguments are copied; a payload's
+// bytes are copied before send returns. Throws usage_error for a bad node or a payload
+// larger than max_payload().
+template <auto F, class... A>
+void send(int dest, A&&... args) {
+  detail::send_with_slot<F>(dest, 0, std::forward<A>(args)...);
+}
+
+// Runs F on `dest` and returns its result (ARMI's sync_rmi). Polls while waiting.
+template <auto F, class... A>
+auto call(int dest, A&&... args) {
+  using R = typename detail::handler_traits<decltype(F)>::result;
+  if constexpr (std::is_void_v<R>) {
+    const auto slot = detail::open_reply_slot(nullptr, 0);
+    detail::send_with_slot<F>(dest, slot, std::forward<A>(args)...);
+    detail::wait_reply(slot);
+  } else {
+    R result{};
+    const auto slot = detail::open_reply_slot(&result, sizeof(R));
+    detail::send_with_slot<F>(dest, slot, std::forward<A>(args)...);
+    detail::wait_reply(slot);
+    return result;
+  }
+}
+
+// Completion of a bulk transfer. Local completion: the source buffer may be reused.
+// Remote completion: the destination's handler has run. Destroying a handle waits for
+// local completion, so the source buffer is never read after it may have been freed.
+class bulk_handle {
+ public:
+  bulk_handle() = default;
+  explicit bulk_handle(std::shared_ptr<detail::bulk_state> s) : state_(std::move(s)) {}
+  bulk_handle(bulk_handle&&) noexcept = default;
+  bulk_handle& operator=(bulk_handle&& o) noexcept {
+    if (this != &o) {
+      if (state_) wait_local();
+      state_ = std::move(o.state_);
+    }
+    return *this;
+  }
+  ~bulk_handle() {
+    if (state_) wait_local();
+  }
+  bool local_done() const;
+  bool remote_done() const;
+  void wait_local();
+  void wait_remote();
+
+ private:
+  std::shared_ptr<detail::bulk_state> state_;
+};
+
+namespace detail {
+bulk_handle bulk_send_raw(int dest, handler_id id, const void* args, std::size_t args_len,
+                          payload data);
+}
+
+// Sends a payload of any size to F on `dest`; F's last parameter must be am::payload.
+// The payload is not copied up front: it is streamed from the caller's buffer, which must
+// stay valid until local completion.
+template <auto F, class... A>
+bulk_handle bulk_send(int dest, A&&... a) {
+  using H = detail::checked_handler<F>;
+  static_assert(H::traits::has_payload, "squall::am::bulk_send: the handler takes no payload");
+  constexpr std::size_t n = detail::packed_size<typename H::args>();
+  std::byte buf[n == 0 ? 1 : n];
+  auto all = std::forward_as_tuple(std::forward<A>(a)...);
+  constexpr std::size_t k = sizeof...(A) - 1;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    detail::pack<typename H::args>(buf, std::get<I>(all)...);
+  }(std::make_index_sequence<k>{});
+  return detail::bulk_send_raw(dest, detail::registration<F>::id, buf, n, payload(std::get<k>(all)));
+}
+
+template <auto F>
+handler_id id_of() {
+  return detail::registration<F>::id;
+}
+
+void flush();          // sends every partly filled packet now
+void flush(int dest);  // ... the one for dest
+void set_aggregation(unsigned messages_per_packet);  // 1 = no aggregation
+unsigned aggregation();
+std::size_t max_payload();  // the largest payload send() accepts; bulk_send has no limit
+void poll();                // runs the handlers of arrived messages (no-op inside a handler)
+
+// Polls until pred() holds: spins briefly, then sleeps until a message arrives.
+template <class Pred>
+void wait_until(Pred&& pred) {
+  detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); },
+                     &pred);
+}
+
+namespace detail {
+template <auto F>
+void dispatch(token& t, const void*, const std::byte* args, std::size_t args_len, payload data,
+              std::uint32_t reply_slot) {
+  using H = checked_handler<F>;
+  using Args = typename H::args;
+  using R = typename H::traits::result;
+  if (args_len != packed_size<Args>()) {
+    throw usage_error("active message for " + std::string(handler_name<F>()) +
+                      " carries arguments of the wrong size");
+  }
+  Args a = unpack<Args>(args);
+  auto invoke = [&] {
+    if constexpr (H::traits::has_payload) {
+      return std::apply([&](auto&... x) { return F(t, x..., data); }, a);
+    } else {
+      return std::apply([&](auto&... x) { return F(t, x...); }, a);
+    }
+  };
+  if constexpr (std::is_void_v<R>) {
+    invoke();
+    if (reply_slot != 0) send_reply(t.source(), reply_slot, nullptr, 0);
+  } else {
+    R r = invoke();
+    if (reply_slot != 0) send_reply(t.source(), reply_slot, &r, sizeof(R));
+  }
+}
+}  // namespace detail
+
+}  // namespace squall::am

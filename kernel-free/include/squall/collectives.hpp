@@ -1,0 +1,91 @@
+// Collectives on the active-message layer. Every node calls each collective, in the same
+// order; a node that calls a different one is reported (not hung).
+#pragma once
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+namespace squall {
+
+void barrier();
+
+// Returns when every active message sent anywhere before the fence, and every message
+// those handlers sent in turn (transitively), has been handled (ARMI's rmi_fence).
+void fence();
+
+namespace op {
+struct sum {
+  template <class T>
+  T operator()(const T& a, const T& b) const { return a + b; }
+};
+struct min {
+  template <class T>
+  T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+struct max {
+  template <class T>
+  T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+}  // namespace op
+
+namespace detail {
+// Combines `count` elements of `in` into `inout` (both byte images of T[count]).
+using combine_fn = std::function<void(std::byte* inout, const std::byte* in, std::size_t count)>;
+void broadcast_bytes(void* data, std::size_t bytes, int root);
+void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t elem_size,
+                  const combine_fn& combine, int root, bool all);
+
+template <class T, class Op>
+combine_fn elementwise(Op op) {
+  return [op](std::byte* inout, const std::byte* in, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      T a, b;
+      std::memcpy(&a, inout + i * sizeof(T), sizeof(T));
+      std::memcpy(&b, in + i * sizeof(T), sizeof(T));
+      a = op(a, b);
+      std::memcpy(inout + i * sizeof(T), &a, sizeof(T));
+    }
+  };
+}
+}  // namespace detail
+
+// Copies root's `data` into every node's `data`.
+template <class T>
+void broadcast(std::span<T> data, int root = 0) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  detail::broadcast_bytes(data.data(), data.size_bytes(), root);
+}
+template <class T>
+void broadcast(T& value, int root = 0) {
+  broadcast(std::span<T>(&value, 1), root);
+}
+
+// Element-wise reduction of every node's `in` into root's `out` with `op`, an associative
+// binary function (T, T) -> T. Contributions are combined in node order 0, 1, ..., so `op`
+// need not be commutative. `out` is untouched on the other nodes.
+template <class T, class Op = op::sum>
+void reduce(std::span<const T> in, std::span<T> out, Op op = {}, int root = 0) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  detail::reduce_bytes(in.data(), out.data(), in.size(), sizeof(T), detail::elementwise<T>(op),
+                       root, false);
+}
+
+// Like reduce, with the result in every node's `out` (in and out may be the same memory).
+template <class T, class Op = op::sum>
+void allreduce(std::span<const T> in, std::span<T> out, Op op = {}) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  detail::reduce_bytes(in.data(), out.data(), in.size(), sizeof(T), detail::elementwise<T>(op), 0,
+                       true);
+}
+
+template <class T, class Op = op::sum>
+T allreduce(const T& value, Op op = {}) {
+  T out{};
+  allreduce(std::span<const T>(&value, 1), std::span<T>(&out, 1), op);
+  return out;
+}
+
+}  // namespace squall

@@ -1,0 +1,30 @@
+// Runtime start-up and node identity.
+//
+// Every node (process) of a job runs the same program (SPMD). Under `squallrun -n N`
+// the nodes are numbered 0..N-1; a program started without the launcher is one node.
+#pragma once
+
+namespace squall {
+
+// Starts the runtime on this node. Collective: every node of the job calls it.
+// argc/argv may be null; they are accepted for symmetry with MPI_Init.
+void init(int* argc = nullptr, char*** argv = nullptr);
+
+// Waits for every node to reach finalize (a barrier), prints the statistics report
+// when SQUALL_STATS=1, and stops the runtime. Collective.
+void finalize();
+
+bool initialized();  // true between init and finalize
+int node();          // this node's id, 0..nodes()-1
+int nodes();         // number of nodes in the job
+
+// RAII form: init in the constructor, finalize in the destructor.
+class runtime {
+ public:
+  runtime(int* argc = nullptr, char*** argv = nullptr) { init(argc, argv); }
+  ~runtime() { finalize(); }
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+};
+
+}  // namespace squall

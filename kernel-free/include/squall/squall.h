@@ -1,0 +1,46 @@
+/* C API of the Squall substrate. Functions returning int give 0 on success and -1 on
+ * misuse; squall_last_error() then names the cause. */
+#ifndef SQUALL_H
+#define SQUALL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int squall_init(int* argc, char*** argv);
+int squall_finalize(void);
+int squall_node(void);
+int squall_nodes(void);
+const char* squall_last_error(void);
+
+/* A C active-message handler: args and payload are valid only during the call. */
+typedef void (*squall_am_handler)(int source, const void* args, size_t args_len,
+                                  const void* payload, size_t payload_len);
+
+/* Registers a handler under a name (every node registers the same names, before or after
+ * init); returns its id, the same on every node. */
+uint32_t squall_am_register(const char* name, squall_am_handler fn);
+int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len,
+                   const void* payload, size_t payload_len);
+int squall_am_flush(void);
+int squall_am_poll(void);
+int squall_am_set_aggregation(unsigned messages_per_packet);
+size_t squall_am_max_payload(void);
+
+int squall_barrier(void);
+int squall_fence(void);
+int squall_broadcast(void* data, size_t bytes, int root);
+
+typedef enum { SQUALL_SUM, SQUALL_MIN, SQUALL_MAX } squall_op;
+int squall_allreduce_double(const double* in, double* out, size_t count, squall_op op);
+int squall_allreduce_int64(const int64_t* in, int64_t* out, size_t count, squall_op op);
+
+/* A named counter's value on this node (0 if never counted), e.g. "am.packets_sent". */
+uint64_t squall_stat(const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

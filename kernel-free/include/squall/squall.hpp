@@ -1,0 +1,7 @@
+// Everything of the Squall substrate's C++ API.
+#pragma once
+#include <squall/am.hpp>
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/runtime.hpp>
+#include <squall/stats.hpp>

@@ -1,0 +1,38 @@
+// Counters every layer keeps, per node. Exact and machine-independent, so tests can
+// compare them. SQUALL_STATS=1 prints them at finalize.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace squall::stats {
+
+struct handler_counts {
+  std::string name;
+  std::uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0;
+};
+
+struct snapshot {
+  std::map<std::string, std::uint64_t, std::less<>> counters;  // e.g. "am.packets_sent"
+  std::vector<handler_counts> handlers;                         // active messages per handler
+
+  std::uint64_t get(std::string_view name) const;   // 0 if never counted
+  handler_counts handler(std::string_view name) const;  // zeros if never used
+};
+
+snapshot take();  // this node's counters now
+void reset();     // zeroes this node's counters (not collective)
+
+// A named counter a layer increments; register once (e.g. as a static) and bump it.
+class counter {
+ public:
+  explicit counter(std::string_view name);
+  void add(std::uint64_t n = 1);
+
+ private:
+  int slot_;
+};
+
+}  // namespace squall::stats

@@ -1,0 +1,342 @@
+#include "am/engine.hpp"
+
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "am/registry.hpp"
+#include "common/log.hpp"
+#include "stats/counters.hpp"
+
+namespace squall::am {
+namespace {
+
+thread_local bool running_handler = false;
+
+const int messages_sent = stats::counter_slot("am.messages_sent");
+const int messages_received = stats::counter_slot("am.messages_received");
+const int packets_sent = stats::counter_slot("am.packets_sent");
+const int packets_received = stats::counter_slot("am.packets_received");
+const int packets_queued = stats::counter_slot("am.packets_queued");
+const int bulk_transfers = stats::counter_slot("am.bulk_transfers");
+const int bulk_fragments = stats::counter_slot("am.bulk_fragments");
+
+std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+
+void count(int slot, std::uint64_t n = 1) { stats::bump(stats::counter_at(slot), n); }
+
+// Internal handlers of the bulk protocol and of am::call replies.
+void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64_t total,
+                      std::uint32_t args_len, std::uint64_t offset, payload bytes);
+void on_bulk_ack(token& t, std::uint32_t op);
+
+}  // namespace
+
+engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
+
+namespace {
+void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64_t total,
+                      std::uint32_t args_len, std::uint64_t offset, payload bytes) {
+  current_engine->bulk_fragment(t.source(), target, op, total, args_len, offset, bytes);
+}
+void on_bulk_ack(token&, std::uint32_t op) { current_engine->bulk_acked(op); }
+}  // namespace
+}  // namespace squall::am
+
+namespace squall::am::detail {
+// Named inside squall:: so the registry files them as internal.
+void on_reply(token&, std::uint32_t slot, payload result) {
+  current_engine->complete_slot(slot, result);
+}
+}  // namespace squall::am::detail
+
+namespace squall::am {
+
+bool engine::in_handler() { return running_handler; }
+
+engine::engine(transport& t, int me, int nodes)
+    : t_(t),
+      me_(me),
+      nodes_(nodes),
+      max_packet_(t.max_packet()),
+      max_payload_(t.max_packet() - sizeof(record_header) - detail::max_args_bytes),
+      out_(static_cast<std::size_t>(nodes)),
+      in_bulk_(static_cast<std::size_t>(nodes)),
+      slots_(1) {  // slot 0 means "no reply"
+  for (auto& o : out_) o.buffer.reserve(max_packet_);
+}
+
+void engine::send(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+                  std::uint32_t reply_slot) {
+  const handler_entry* e = find_handler(id);
+  if (e == nullptr) throw usage_error(format("am::send: no handler has id %#x", id));
+  if (data.size() > max_payload_) {
+    throw usage_error(format("am::send to %.*s: payload of %zu bytes exceeds the limit of %zu "
+                             "bytes (am::max_payload(); use am::bulk_send for larger data)",
+                             static_cast<int>(e->name.size()), e->name.data(), data.size(),
+                             max_payload_));
+  }
+  const std::size_t record = sizeof(record_header) + round8(args_len) + round8(data.size());
+  outgoing& o = out_[dest];
+  if (o.buffer.size() + record > max_packet_) flush(dest);
+  const bool was_empty = o.count == 0 && o.queue.empty();
+  const std::size_t at = o.buffer.size();
+  o.buffer.resize(at + record);
+  std::byte* p = o.buffer.data() + at;
+  const record_header h{id, static_cast<std::uint32_t>(args_len),
+                        static_cast<std::uint32_t>(data.size()), reply_slot};
+  std::memcpy(p, &h, sizeof h);
+  if (args_len != 0) std::memcpy(p + sizeof h, args, args_len);
+  if (!data.empty()) std::memcpy(p + sizeof h + round8(args_len), data.data(), data.size());
+  ++o.count;
+  if (was_empty) unsent_.fetch_add(1, std::memory_order_relaxed);
+
+  auto& hs = stats::handler_at(e->index);
+  stats::bump(hs.sent);
+  stats::bump(hs.sent_bytes, args_len + data.size());
+  count(messages_sent);
+  if (!e->internal) stats::bump(user_sent_);
+  if (o.count >= aggregation_) flush(dest);
+}
+
+void engine::flush(int dest) {
+  outgoing& o = out_[dest];
+  if (o.count == 0) return;
+  if (o.queue.empty() && t_.try_send(dest, o.buffer, {})) {
+    o.buffer.clear();
+    count(packets_sent);
+  } else {
+    queued q;
+    q.packet = std::move(o.buffer);
+    o.queued_bytes += q.packet.size();
+    o.queue.push_back(std::move(q));
+    o.buffer = {};
+    o.buffer.reserve(max_packet_);
+    count(packets_queued);
+  }
+  o.count = 0;
+  if (o.queue.empty()) unsent_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void engine::flush_all() {
+  if (!has_unsent()) return;
+  for (int d = 0; d < nodes_; ++d) flush(d);
+  push_queued();
+}
+
+std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, handler_id id, const void* args,
+                                                      std::size_t args_len, payload data) {
+  const handler_entry* e = find_handler(id);
+  if (e == nullptr) throw usage_error(format("am::bulk_send: no handler has id %#x", id));
+  flush(dest);  // what was sent before goes first
+  outgoing& o = out_[dest];
+  const bool was_empty = o.count == 0 && o.queue.empty();
+  auto state = std::make_shared<detail::bulk_state>();
+  queued q;
+  q.bulk = state;
+  q.target = id;
+  q.op = next_bulk_op_++;
+  if (next_bulk_op_ == 0) next_bulk_op_ = 1;
+  q.args.assign(static_cast<const std::byte*>(args), static_cast<const std::byte*>(args) + args_len);
+  q.data = data.data();
+  q.size = data.size();
+  bulk_in_flight_[q.op] = state;
+  o.queued_bytes += q.size;
+  o.queue.push_back(std::move(q));
+  if (was_empty) unsent_.fetch_add(1, std::memory_order_relaxed);
+
+  auto& hs = stats::handler_at(e->index);
+  stats::bump(hs.sent);
+  stats::bump(hs.sent_bytes, args_len + data.size());
+  count(messages_sent);
+  count(bulk_transfers);
+  if (!e->internal) stats::bump(user_sent_);
+  push_queued();
+  return state;
+}
+
+bool engine::push_bulk(int dest, queued& q) {
+  static const handler_id fragment_id = detail::registration<&on_bulk_fragment>::id;
+  do {
+    // Head: record header, the fragment's own arguments, and (first fragment only) the
+    // target handler's arguments; body: the next chunk of the caller's buffer.
+    struct fragment_args {
+      handler_id target;
+      std::uint32_t op;
+      std::uint64_t total;
+      std::uint32_t args_len;
+      std::uint64_t offset;
+    };
+    constexpr std::size_t frag_args_len = detail::packed_size<
+        std::tuple<handler_id, std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t>>();
+    const bool first = q.sent == 0;
+    const std::size_t extra = first ? q.args.size() : 0;
+    const std::size_t head_fixed = sizeof(record_header) + round8(frag_args_len);
+    const std::size_t chunk = std::min(q.size - q.sent, max_packet_ - head_fixed - extra);
+    std::byte head[sizeof(record_header) + 64 + detail::max_args_bytes];
+    const record_header h{fragment_id, static_cast<std::uint32_t>(frag_args_len),
+                          static_cast<std::uint32_t>(extra + chunk), 0};
+    std::memcpy(head, &h, sizeof h);
+    detail::pack<std::tuple<handler_id, std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t>>(
+        head + sizeof h, q.target, q.op, static_cast<std::uint64_t>(q.size),
+        static_cast<std::uint32_t>(q.args.size()), static_cast<std::uint64_t>(q.sent));
+    if (extra != 0) std::memcpy(head + head_fixed, q.args.data(), extra);
+    if (!t_.try_send(dest, std::span(head, head_fixed + extra), std::span(q.data + q.sent, chunk))) {
+      return false;
+    }
+    q.sent += chunk;
+    out_[dest].queued_bytes -= chunk;
+    count(packets_sent);
+    count(bulk_fragments);
+  } while (q.sent < q.size);
+  return true;
+}
+
+void engine::push_queued() {
+  for (int d = 0; d < nodes_; ++d) {
+    outgoing& o = out_[d];
+    if (o.queue.empty()) continue;
+    while (!o.queue.empty()) {
+      queued& q = o.queue.front();
+      if (q.bulk) {
+        if (!push_bulk(d, q)) break;
+        q.bulk->local.store(true, std::memory_order_release);
+      } else {
+        if (!t_.try_send(d, q.packet, {})) break;
+        o.queued_bytes -= q.packet.size();
+        count(packets_sent);
+      }
+      o.queue.pop_front();
+    }
+    if (o.queue.empty() && o.count == 0) unsent_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+std::size_t engine::poll() {
+  if (running_handler) return 0;
+  std::size_t handled = 0;
+  for (int i = 0; i < nodes_; ++i) {
+    const int src = (me_ + 1 + i) % nodes_;  // start after ourselves, for fairness
+    for (int budget = 64; budget > 0; --budget) {
+      const auto packet = t_.peek(src);
+      if (packet.empty()) break;
+      count(packets_received);
+      dispatch_packet(src, packet);
+      t_.release(src);
+      ++handled;
+    }
+  }
+  flush_all();
+  return handled;
+}
+
+void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
+  const std::byte* p = packet.data();
+  const std::byte* end = p + packet.size();
+  while (p < end) {
+    record_header h;
+    if (end - p < static_cast<std::ptrdiff_t>(sizeof h)) fatal("corrupt packet from node %d", src);
+    std::memcpy(&h, p, sizeof h);
+    const std::byte* args = p + sizeof h;
+    const std::byte* data = args + round8(h.args_len);
+    p = data + round8(h.payload_len);
+    if (p > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
+    run_handler(src, h, args, payload(data, h.payload_len));
+  }
+}
+
+void engine::run_handler(int src, const record_header& h, const std::byte* args, payload data) {
+  const handler_entry* e = find_handler(h.handler);
+  if (e == nullptr) {
+    fatal("received an active message for handler id %#x from node %d, but no handler with that "
+          "id is registered here (do all nodes run the same program?)",
+          h.handler, src);
+  }
+  auto& hs = stats::handler_at(e->index);
+  stats::bump(hs.received);
+  stats::bump(hs.received_bytes, h.args_len + data.size());
+  count(messages_received);
+  token t(src);
+  const bool nested = running_handler;  // a bulk delivery runs inside its fragment's handler
+  running_handler = true;
+  try {
+    e->fn(t, e->ctx, args, h.args_len, data, h.reply_slot);
+  } catch (const std::exception& ex) {
+    fatal("active-message handler %.*s failed: %s", static_cast<int>(e->name.size()), e->name.data(),
+          ex.what());
+  }
+  running_handler = nested;
+  if (!e->internal) stats::bump(user_handled_);
+}
+
+std::uint32_t engine::open_slot(void* result, std::size_t size) {
+  std::uint32_t s;
+  if (free_slots_.empty()) {
+    s = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    s = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_[s] = slot_state{result, size, true, false};
+  return s;
+}
+
+void engine::close_slot(std::uint32_t slot) {
+  slots_[slot] = slot_state{};
+  free_slots_.push_back(slot);
+}
+
+void engine::complete_slot(std::uint32_t slot, payload result) {
+  if (slot == 0 || slot >= slots_.size() || !slots_[slot].used) fatal("reply for an unknown call (slot %u)", slot);
+  slot_state& s = slots_[slot];
+  if (result.size() != s.size) fatal("reply of %zu bytes for a result of %zu bytes", result.size(), s.size);
+  if (s.size != 0) std::memcpy(s.result, result.data(), s.size);
+  s.done = true;
+}
+
+void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::uint64_t total,
+                           std::uint32_t args_len, std::uint64_t offset, payload bytes) {
+  reassembly& r = in_bulk_[src];
+  if (offset == 0) {
+    if (r.active) fatal("bulk transfer from node %d restarted before it ended", src);
+    if (bytes.size() < args_len) fatal("corrupt bulk fragment from node %d", src);
+    r.active = true;
+    r.target = target;
+    r.op = op;
+    r.total = total;
+    r.received = 0;
+    r.args.assign(bytes.begin(), bytes.begin() + args_len);
+    try {
+      r.data.reset(new std::byte[total == 0 ? 1 : total]);
+    } catch (const std::bad_alloc&) {
+      fatal("cannot allocate %llu bytes for a bulk transfer from node %d",
+            static_cast<unsigned long long>(total), src);
+    }
+    bytes = bytes.subspan(args_len);
+  } else if (!r.active || r.op != op || offset != r.received) {
+    fatal("bulk fragment from node %d out of order", src);
+  }
+  if (r.received + bytes.size() > r.total) fatal("bulk transfer from node %d overruns its size", src);
+  std::memcpy(r.data.get() + r.received, bytes.data(), bytes.size());
+  r.received += bytes.size();
+  if (r.received < r.total) return;
+
+  r.active = false;
+  auto data = std::move(r.data);
+  const auto args = std::move(r.args);
+  const record_header h{r.target, static_cast<std::uint32_t>(args.size()),
+                        static_cast<std::uint32_t>(std::min<std::uint64_t>(r.total, UINT32_MAX)), 0};
+  // Counted like any message of the target handler, then acknowledged (remote completion).
+  run_handler(src, h, args.data(), payload(data.get(), r.total));
+  send(src, detail::registration<&on_bulk_ack>::id, &op, sizeof op, {}, 0);
+}
+
+void engine::bulk_acked(std::uint32_t op) {
+  auto it = bulk_in_flight_.find(op);
+  if (it == bulk_in_flight_.end()) fatal("acknowledgement for an unknown bulk transfer %u", op);
+  it->second->remote.store(true, std::memory_order_release);
+  bulk_in_flight_.erase(it);
+}
+
+}  // namespace squall::am

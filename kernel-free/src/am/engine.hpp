@@ -1,0 +1,128 @@
+// The active-message engine of one node: packs records into per-destination packets
+// (aggregation), queues packets that find no room, streams bulk transfers in fragments,
+// and runs the handlers of arrived packets. Every call requires the node lock.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <squall/am.hpp>
+
+#include "transport/transport.hpp"
+
+namespace squall::am {
+
+// On the wire each record is this header, the arguments and the payload, each part
+// padded to 8 bytes; a packet is a sequence of records.
+struct record_header {
+  handler_id handler;
+  std::uint32_t args_len;
+  std::uint32_t payload_len;
+  std::uint32_t reply_slot;  // 0 unless the sender waits for the handler's result
+};
+static_assert(sizeof(record_header) == 16);
+
+namespace detail {
+void on_reply(token&, std::uint32_t slot, payload result);  // completes an am::call
+
+struct bulk_state {
+  std::atomic<bool> local{false};
+  std::atomic<bool> remote{false};
+};
+}  // namespace detail
+
+class engine {
+ public:
+  engine(transport& t, int me, int nodes);
+
+  void send(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+            std::uint32_t reply_slot);
+  std::shared_ptr<detail::bulk_state> bulk_send(int dest, handler_id id, const void* args,
+                                                std::size_t args_len, payload data);
+  void flush(int dest);
+  void flush_all();
+  // Runs the handlers of arrived packets, then sends what they produced. Returns the
+  // number of packets handled (0 when called inside a handler).
+  std::size_t poll();
+  // Pushes queued packets and bulk fragments into the transport as room allows.
+  void push_queued();
+
+  bool has_unsent() const { return unsent_.load(std::memory_order_relaxed) != 0; }
+  std::size_t queued_bytes(int dest) const { return out_[dest].queued_bytes; }
+
+  void set_aggregation(unsigned k) { aggregation_ = k; }
+  unsigned aggregation() const { return aggregation_; }
+  std::size_t max_payload() const { return max_payload_; }
+
+  // Messages of the program's own handlers sent and handled here (fence counts them).
+  std::uint64_t user_sent() const { return user_sent_.load(std::memory_order_relaxed); }
+  std::uint64_t user_handled() const { return user_handled_.load(std::memory_order_relaxed); }
+
+  // Reply slots for am::call.
+  std::uint32_t open_slot(void* result, std::size_t size);
+  bool slot_done(std::uint32_t slot) const { return slots_[slot].done; }
+  void close_slot(std::uint32_t slot);
+  void complete_slot(std::uint32_t slot, payload result);
+
+  // Bulk transfer protocol (called by its internal handlers).
+  void bulk_fragment(int src, handler_id target, std::uint32_t op, std::uint64_t total,
+                     std::uint32_t args_len, std::uint64_t offset, payload bytes);
+  void bulk_acked(std::uint32_t op);
+
+  static bool in_handler();
+  std::size_t max_packet() const { return max_packet_; }
+
+ private:
+  struct queued {
+    std::vector<std::byte> packet;                // an aggregated packet, or
+    std::shared_ptr<detail::bulk_state> bulk;     // a bulk transfer being streamed
+    handler_id target = 0;
+    std::uint32_t op = 0;
+    std::vector<std::byte> args;
+    const std::byte* data = nullptr;
+    std::size_t size = 0, sent = 0;
+  };
+  struct outgoing {
+    std::vector<std::byte> buffer;  // records of the packet being filled
+    unsigned count = 0;
+    std::deque<queued> queue;       // packets waiting for room, in order
+    std::size_t queued_bytes = 0;
+  };
+  struct reassembly {
+    bool active = false;
+    handler_id target = 0;
+    std::uint32_t op = 0;
+    std::uint64_t total = 0, received = 0;
+    std::vector<std::byte> args;
+    std::unique_ptr<std::byte[]> data;
+  };
+  struct slot_state {
+    void* result = nullptr;
+    std::size_t size = 0;
+    bool used = false, done = false;
+  };
+
+  bool push_bulk(int dest, queued& q);  // true when the last fragment is out
+  void dispatch_packet(int src, std::span<const std::byte> packet);
+  void run_handler(int src, const record_header& h, const std::byte* args, payload data);
+
+  transport& t_;
+  int me_, nodes_;
+  std::size_t max_packet_, max_payload_;
+  unsigned aggregation_ = 1;
+  std::vector<outgoing> out_;
+  std::vector<reassembly> in_bulk_;
+  std::map<std::uint32_t, std::shared_ptr<detail::bulk_state>> bulk_in_flight_;
+  std::uint32_t next_bulk_op_ = 1;
+  std::vector<slot_state> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::atomic<std::uint64_t> user_sent_{0}, user_handled_{0};
+  std::atomic<int> unsent_{0};  // destinations with a partly filled or queued packet
+};
+
+extern engine* current_engine;  // this node's engine, for internal handlers
+
+}  // namespace squall::am

@@ -1,0 +1,87 @@
+#include "am/registry.hpp"
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <string>
+
+#include "common/log.hpp"
+#include "stats/counters.hpp"
+
+namespace squall::am {
+namespace {
+
+constexpr std::size_t table_size = 2 * stats::max_handlers;  // power of two, load <= 1/2
+
+struct registry {
+  std::mutex mutex;  // serialises registration; lookups read `slots` without it
+  std::array<std::atomic<const handler_entry*>, table_size> slots{};
+  std::deque<handler_entry> entries;  // stable addresses
+  std::deque<std::string> names;      // owned copies of names given at run time
+};
+
+// Never destroyed: a progress thread may still look handlers up while the process exits.
+registry& reg() {
+  static registry& r = *new registry;
+  return r;
+}
+
+// FNV-1a: stable across builds and nodes; 0 is reserved for "no handler".
+handler_id hash_name(std::string_view name) {
+  std::uint32_t h = 2166136261u;
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return h == 0 ? 1 : h;
+}
+
+}  // namespace
+
+namespace detail {
+
+handler_id register_handler(std::string_view name, dispatch_fn fn, const void* ctx) {
+  auto& r = reg();
+  std::lock_guard g(r.mutex);
+  const handler_id id = hash_name(name);
+  std::size_t i = id & (table_size - 1);
+  for (; const handler_entry* e = r.slots[i].load(std::memory_order_acquire);
+       i = (i + 1) & (table_size - 1)) {
+    if (e->id != id) continue;
+    if (e->name == name && e->fn == fn && e->ctx == ctx) return id;  // registered twice: fine
+    fatal("active-message handlers '%.*s' and '%.*s' have the same id %#x (or one name was "
+          "registered twice with different functions); rename one",
+          static_cast<int>(e->name.size()), e->name.data(), static_cast<int>(name.size()),
+          name.data(), id);
+  }
+  if (r.entries.size() == stats::max_handlers) fatal("more than %d active-message handlers", stats::max_handlers);
+  const std::string& owned = r.names.emplace_back(name);
+  handler_entry& e = r.entries.emplace_back();
+  e.id = id;
+  e.name = owned;
+  e.fn = fn;
+  e.ctx = ctx;
+  e.index = static_cast<int>(r.entries.size()) - 1;
+  e.internal = name.starts_with("squall::");
+  r.slots[i].store(&e, std::memory_order_release);
+  return id;
+}
+
+}  // namespace detail
+
+const handler_entry* find_handler(handler_id id) {
+  auto& r = reg();
+  for (std::size_t i = id & (table_size - 1);; i = (i + 1) & (table_size - 1)) {
+    const handler_entry* e = r.slots[i].load(std::memory_order_acquire);
+    if (e == nullptr || e->id == id) return e;
+  }
+}
+
+void for_each_handler(const std::function<void(int, std::string_view, bool)>& f) {
+  auto& r = reg();
+  std::lock_guard g(r.mutex);
+  for (const auto& e : r.entries) f(e.index, e.name, e.internal);
+}
+
+}  // namespace squall::am

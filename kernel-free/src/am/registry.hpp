@@ -1,0 +1,24 @@
+// The table of active-message handlers: id (hash of the name) -> dispatch function.
+// Lock-free to read, so receivers look ids up without taking a lock.
+#pragma once
+#include <functional>
+#include <string_view>
+
+#include <squall/am.hpp>
+
+namespace squall::am {
+
+struct handler_entry {
+  handler_id id = 0;
+  std::string_view name;
+  detail::dispatch_fn fn = nullptr;
+  const void* ctx = nullptr;
+  int index = -1;         // slot of its counters
+  bool internal = false;  // Squall's own protocol messages (not counted by fence)
+};
+
+// The entry for an id, or nullptr when no handler of that id is registered on this node.
+const handler_entry* find_handler(handler_id id);
+void for_each_handler(const std::function<void(int index, std::string_view name, bool internal)>& f);
+
+}  // namespace squall::am

@@ -1,0 +1,137 @@
+// Barrier (dissemination), broadcast (binomial tree), reduce and allreduce (binomial tree
+// to node 0, combining in node order), and fence (termination detection by counting).
+#include <squall/collectives.hpp>
+
+#include <cstring>
+
+#include <squall/am.hpp>
+#include <squall/runtime.hpp>
+
+#include "collectives/inbox.hpp"
+#include "collectives/internal.hpp"
+#include "common/log.hpp"
+#include "runtime/node.hpp"
+
+namespace squall {
+namespace {
+
+void dissemination_barrier(coll::kind k) {
+  const int n = nodes(), me = node();
+  coll::operation op(k);
+  std::uint32_t round = 0;
+  for (int dist = 1; dist < n; dist <<= 1, ++round) {
+    op.send((me + dist) % n, round, {});
+    op.receive((me - dist + n) % n, round);
+  }
+}
+
+// Binomial-tree broadcast of `bytes` at `data` from relative rank 0 = `root`.
+void tree_broadcast(coll::operation& op, std::byte* data, std::size_t bytes, int root,
+                    std::uint32_t round_base) {
+  const int n = nodes(), me = node();
+  const int r = (me - root + n) % n;
+  int mask = 1;
+  while (mask < n) {
+    if (r & mask) {
+      const auto got = op.receive((r - mask + root) % n, round_base);
+      if (got.size() != bytes) {
+        fatal("broadcast: node %d sent %zu bytes, this node expects %zu", (r - mask + root) % n,
+              got.size(), bytes);
+      }
+      if (bytes != 0) std::memcpy(data, got.data(), bytes);
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (r + mask < n) op.send((r + mask + root) % n, round_base, am::payload(data, bytes));
+  }
+}
+
+// Binomial-tree reduction to node 0: a node combines its children in increasing distance,
+// which keeps the overall combination in node order.
+void tree_reduce(coll::operation& op, std::byte* acc, std::size_t count, std::size_t elem,
+                 const detail::combine_fn& combine) {
+  const int n = nodes(), me = node();
+  const std::size_t bytes = count * elem;
+  for (int mask = 1; mask < n; mask <<= 1) {
+    if (me & mask) {
+      op.send(me - mask, 0, am::payload(acc, bytes));
+      return;
+    }
+    if (me + mask < n) {
+      const auto got = op.receive(me + mask, 0);
+      if (got.size() != bytes) {
+        fatal("reduce: node %d contributed %zu bytes, this node %zu (counts differ)", me + mask,
+              got.size(), bytes);
+      }
+      combine(acc, got.data(), count);
+    }
+  }
+}
+
+}  // namespace
+
+void barrier() {
+  rt::require("squall::barrier");
+  dissemination_barrier(coll::kind::barrier);
+}
+
+namespace detail {
+
+void finalize_barrier() { dissemination_barrier(coll::kind::finalize); }
+
+void broadcast_bytes(void* data, std::size_t bytes, int root) {
+  rt::node_runtime& nd = rt::require("squall::broadcast");
+  if (root < 0 || root >= nd.n) throw usage_error(format("broadcast: root %d does not exist", root));
+  coll::operation op(coll::kind::broadcast);
+  tree_broadcast(op, static_cast<std::byte*>(data), bytes, root, 0);
+}
+
+void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t elem,
+                  const combine_fn& combine, int root, bool all) {
+  rt::node_runtime& nd = rt::require(all ? "squall::allreduce" : "squall::reduce");
+  if (root < 0 || root >= nd.n) throw usage_error(format("reduce: root %d does not exist", root));
+  const std::size_t bytes = count * elem;
+  std::vector<std::byte> acc(static_cast<const std::byte*>(in), static_cast<const std::byte*>(in) + bytes);
+  coll::operation op(all ? coll::kind::allreduce : coll::kind::reduce);
+  tree_reduce(op, acc.data(), count, elem, combine);
+  if (all) {
+    tree_broadcast(op, acc.data(), bytes, 0, 1);
+    std::memcpy(out, acc.data(), bytes);
+    return;
+  }
+  if (root != 0) {  // the result is complete on node 0; hand it to root
+    if (nd.me == 0) op.send(root, 1, am::payload(acc.data(), bytes));
+    if (nd.me == root) acc = op.receive(0, 1);
+  }
+  if (nd.me == root && bytes != 0) std::memcpy(out, acc.data(), bytes);
+}
+
+}  // namespace detail
+
+void fence() {
+  rt::node_runtime& nd = rt::require("squall::fence");
+  // Two consecutive waves that see the same totals, with every sent message handled,
+  // prove that nothing is in flight (the four-counter method).
+  std::uint64_t previous[2] = {~0ull, ~0ull};
+  for (;;) {
+    rt::locked(nd, [&] { nd.engine->flush_all(); });
+    const std::uint64_t local[2] = {nd.engine->user_sent(), nd.engine->user_handled()};
+    std::uint64_t total[2];
+    {
+      coll::operation op(coll::kind::fence);
+      std::vector<std::byte> acc(reinterpret_cast<const std::byte*>(local),
+                                 reinterpret_cast<const std::byte*>(local) + sizeof local);
+      tree_reduce(op, acc.data(), 2, sizeof(std::uint64_t),
+                  detail::elementwise<std::uint64_t>(op::sum{}));
+      tree_broadcast(op, acc.data(), sizeof total, 0, 1);
+      std::memcpy(total, acc.data(), sizeof total);
+    }
+    if (total[0] == total[1] && total[0] == previous[0] && total[1] == previous[1]) return;
+    previous[0] = total[0];
+    previous[1] = total[1];
+  }
+}
+
+}  // namespace squall

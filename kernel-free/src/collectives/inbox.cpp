@@ -1,0 +1,93 @@
+#include "collectives/inbox.hpp"
+
+#include <algorithm>
+
+#include "common/log.hpp"
+#include "runtime/node.hpp"
+
+namespace squall::coll {
+namespace {
+
+struct message {
+  int src;
+  kind k;
+  std::uint32_t round;
+  std::vector<std::byte> data;
+};
+
+// Guarded by the node lock (the handler below runs under it; receive() takes it).
+std::map<std::uint64_t, std::vector<message>> inbox;
+std::uint64_t next_seq = 0;  // touched only by the thread calling collectives
+
+}  // namespace
+}  // namespace squall::coll
+
+namespace squall::coll::detail {
+void on_collective(am::token& t, std::uint64_t seq, kind k, std::uint32_t round, am::payload data) {
+  inbox[seq].push_back({t.source(), k, round, std::vector<std::byte>(data.begin(), data.end())});
+}
+}  // namespace squall::coll::detail
+
+namespace squall::coll {
+
+const char* kind_name(kind k) {
+  switch (k) {
+    case kind::barrier: return "barrier";
+    case kind::broadcast: return "broadcast";
+    case kind::reduce: return "reduce";
+    case kind::allreduce: return "allreduce";
+    case kind::fence: return "fence";
+    case kind::finalize: return "finalize";
+  }
+  return "unknown collective";
+}
+
+operation::operation(kind k) : kind_(k), seq_(next_seq++) {}
+
+operation::~operation() {
+  for (auto& b : bulk_) b.wait_local();
+}
+
+void operation::send(int dest, std::uint32_t round, am::payload data) {
+  if (data.size() <= am::max_payload()) {
+    am::send<&detail::on_collective>(dest, seq_, kind_, round, data);
+    am::flush(dest);
+  } else {
+    bulk_.push_back(am::bulk_send<&detail::on_collective>(dest, seq_, kind_, round, data));
+  }
+}
+
+std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
+  rt::node_runtime& nd = rt::require(kind_name(kind_));
+  std::vector<std::byte> out;
+  struct ctx_t {
+    operation* op;
+    int src;
+    std::uint32_t round;
+    std::vector<std::byte>* out;
+  } ctx{this, src, round, &out};
+  // Runs under the node lock: take the message out of the inbox if it is there.
+  auto take = [](void* c) {
+    auto* x = static_cast<ctx_t*>(c);
+    auto it = inbox.find(x->op->seq_);
+    if (it == inbox.end()) return false;
+    auto& msgs = it->second;
+    for (auto m = msgs.begin(); m != msgs.end(); ++m) {
+      if (m->k != x->op->kind_) {
+        fatal("collective mismatch: this node called %s (collective #%llu) but node %d called %s",
+              kind_name(x->op->kind_), static_cast<unsigned long long>(x->op->seq_), m->src,
+              kind_name(m->k));
+      }
+      if (m->src != x->src || m->round != x->round) continue;
+      *x->out = std::move(m->data);
+      msgs.erase(m);
+      if (msgs.empty()) inbox.erase(it);
+      return true;
+    }
+    return false;
+  };
+  rt::wait_until(nd, take, &ctx);
+  return out;
+}
+
+}  // namespace squall::coll

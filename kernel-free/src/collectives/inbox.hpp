@@ -1,0 +1,34 @@
+// Messages of collectives that arrived before (or while) this node waits for them, keyed
+// by the collective's sequence number: every node numbers its collectives 0, 1, 2, ... in
+// call order, so a fast node's next collective never mixes with a slow node's current one.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include <squall/am.hpp>
+
+namespace squall::coll {
+
+enum class kind : std::uint32_t { barrier = 1, broadcast, reduce, allreduce, fence, finalize };
+const char* kind_name(kind k);
+
+// One collective in progress on this node.
+class operation {
+ public:
+  explicit operation(kind k);
+  ~operation();  // waits for this node's bulk sends to leave
+  operation(const operation&) = delete;
+  operation& operator=(const operation&) = delete;
+
+  void send(int dest, std::uint32_t round, am::payload data);
+  // Waits for the message of `round` from `src` and returns its bytes.
+  std::vector<std::byte> receive(int src, std::uint32_t round);
+
+ private:
+  kind kind_;
+  std::uint64_t seq_;
+  std::vector<am::bulk_handle> bulk_;
+};
+
+}  // namespace squall::coll

@@ -1,0 +1,41 @@
+#include "common/config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "common/log.hpp"
+
+namespace squall {
+
+std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min, std::int64_t max) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max) return std::nullopt;
+  return v;
+}
+
+std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min, std::int64_t max) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  if (auto v = parse_int(text, min, max)) return *v;
+  fatal("%s must be an integer from %lld to %lld (got '%s')", name, static_cast<long long>(min),
+        static_cast<long long>(max), text);
+}
+
+bool env_bool(const char* name, bool fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  for (const char* yes : {"1", "yes", "true", "on"}) {
+    if (strcasecmp(text, yes) == 0) return true;
+  }
+  for (const char* no : {"0", "no", "false", "off"}) {
+    if (strcasecmp(text, no) == 0) return false;
+  }
+  fatal("%s must be 0 or 1 (got '%s')", name, text);
+}
+
+}  // namespace squall

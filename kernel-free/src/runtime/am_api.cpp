@@ -1,0 +1,134 @@
+// The public active-message calls: check the caller, take the node lock, call the engine.
+#include <squall/am.hpp>
+
+#include "common/log.hpp"
+#include "runtime/node.hpp"
+
+namespace squall::am {
+namespace {
+
+rt::node_runtime& checked(const char* api, int dest) {
+  rt::node_runtime& nd = rt::require(api);
+  if (dest < 0 || dest >= nd.n) {
+    throw usage_error(format("%s: node %d does not exist (the job has nodes 0..%d)", api, dest, nd.n - 1));
+  }
+  return nd;
+}
+
+// Keeps a fast sender from queueing without bound: outside handlers, wait for the queue
+// to a destination to drain below a few rings' worth.
+void limit_queue(rt::node_runtime& nd, int dest) {
+  if (engine::in_handler()) return;
+  const std::size_t limit = 4 * nd.job.ring_bytes();
+  if (nd.engine->queued_bytes(dest) <= limit) return;
+  struct ctx_t {
+    rt::node_runtime* nd;
+    int dest;
+    std::size_t limit;
+  } ctx{&nd, dest, limit};
+  rt::wait_until(
+      nd, [](void* c) {
+        auto* x = static_cast<ctx_t*>(c);
+        return x->nd->engine->queued_bytes(x->dest) <= x->limit;
+      },
+      &ctx);
+}
+
+}  // namespace
+
+namespace detail {
+
+void send_raw(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+              std::uint32_t reply_slot) {
+  rt::node_runtime& nd = checked("am::send", dest);
+  rt::locked(nd, [&] { nd.engine->send(dest, id, args, args_len, data, reply_slot); });
+  limit_queue(nd, dest);
+}
+
+void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size) {
+  rt::node_runtime& nd = checked("am::call (reply)", dest);
+  rt::locked(nd, [&] {
+    nd.engine->send(dest, registration<&on_reply>::id, &slot, sizeof slot,
+                    payload(static_cast<const std::byte*>(result), size), 0);
+  });
+}
+
+std::uint32_t open_reply_slot(void* result, std::size_t size) {
+  rt::node_runtime& nd = rt::require("am::call");
+  if (engine::in_handler()) {
+    fatal("am::call inside a handler would wait for another handler; send a message instead");
+  }
+  return rt::locked(nd, [&] { return nd.engine->open_slot(result, size); });
+}
+
+void wait_reply(std::uint32_t slot) {
+  rt::node_runtime& nd = rt::require("am::call");
+  struct ctx_t {
+    rt::node_runtime* nd;
+    std::uint32_t slot;
+  } ctx{&nd, slot};
+  rt::wait_until(
+      nd, [](void* c) {
+        auto* x = static_cast<ctx_t*>(c);
+        return x->nd->engine->slot_done(x->slot);
+      },
+      &ctx);
+  rt::locked(nd, [&] { nd.engine->close_slot(slot); });
+}
+
+void wait_until(bool (*pred)(void*), void* ctx) { rt::wait_until(rt::require("am::wait_until"), pred, ctx); }
+
+bulk_handle bulk_send_raw(int dest, handler_id id, const void* args, std::size_t args_len, payload data) {
+  rt::node_runtime& nd = checked("am::bulk_send", dest);
+  auto state = rt::locked(nd, [&] { return nd.engine->bulk_send(dest, id, args, args_len, data); });
+  return bulk_handle(std::move(state));
+}
+
+}  // namespace detail
+
+bool bulk_handle::local_done() const { return !state_ || state_->local.load(std::memory_order_acquire); }
+bool bulk_handle::remote_done() const { return !state_ || state_->remote.load(std::memory_order_acquire); }
+
+void bulk_handle::wait_local() {
+  if (local_done()) return;
+  detail::wait_until([](void* s) { return static_cast<bulk_handle*>(s)->local_done(); }, this);
+}
+
+void bulk_handle::wait_remote() {
+  if (remote_done()) return;
+  detail::wait_until([](void* s) { return static_cast<bulk_handle*>(s)->remote_done(); }, this);
+}
+
+void flush() {
+  rt::node_runtime& nd = rt::require("am::flush");
+  rt::locked(nd, [&] { nd.engine->flush_all(); });
+}
+
+void flush(int dest) {
+  rt::node_runtime& nd = checked("am::flush", dest);
+  rt::locked(nd, [&] {
+    nd.engine->flush(dest);
+    nd.engine->push_queued();
+  });
+}
+
+void set_aggregation(unsigned messages_per_packet) {
+  rt::node_runtime& nd = rt::require("am::set_aggregation");
+  if (messages_per_packet < 1 || messages_per_packet > 4096) {
+    throw usage_error(format("am::set_aggregation: %u messages per packet is outside 1..4096", messages_per_packet));
+  }
+  rt::locked(nd, [&] {
+    nd.engine->set_aggregation(messages_per_packet);
+    nd.engine->flush_all();
+  });
+}
+
+unsigned aggregation() { return rt::require("am::aggregation").engine->aggregation(); }
+std::size_t max_payload() { return rt::require("am::max_payload").engine->max_payload(); }
+
+void poll() {
+  rt::node_runtime& nd = rt::require("am::poll");
+  rt::locked(nd, [&] { nd.engine->poll(); });
+}
+
+}  // namespace squall::am

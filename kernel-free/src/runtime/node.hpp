@@ -1,0 +1,57 @@
+// The state of this node's runtime between init and finalize, and the checks every API
+// call makes before touching it.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "am/engine.hpp"
+#include "runtime/node_lock.hpp"
+#include "transport/shm/job_area.hpp"
+#include "transport/shm/shm_transport.hpp"
+
+namespace squall::rt {
+
+struct settings {
+  unsigned aggregation = 1;        // SQUALL_AGGREGATION
+  std::int64_t wait_spin_ns = 0;   // SQUALL_SPIN_US: spin before sleeping in a wait
+  std::int64_t progress_spin_ns = 0;  // SQUALL_PROGRESS_SPIN_US
+  bool progress_thread = true;     // SQUALL_PROGRESS_THREAD
+  bool oversubscribed = false;     // more nodes on this host than cores
+  bool stats = false;              // SQUALL_STATS
+};
+
+struct node_runtime {
+  int me = 0, n = 1;
+  settings config;
+  shm::job_area job;
+  std::unique_ptr<shm::shm_transport> transport;
+  std::unique_ptr<am::engine> engine;
+  node_lock lock;
+  std::thread progress;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> compute_sleeping{false};
+
+  shm::node_control& control() const { return job.control(me); }
+  // Ends the process with a message if the job lost a node.
+  void check_abort() const;
+};
+
+// The running node; throws usage_error naming `api` before init or after finalize.
+node_runtime& require(const char* api);
+node_runtime* current();  // nullptr outside init..finalize
+
+// Waiting (waiting.cpp).
+void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
+void start_progress_thread(node_runtime& nd);
+void stop_progress_thread(node_runtime& nd);
+
+// Runs f with the node lock held.
+template <class F>
+auto locked(node_runtime& nd, F&& f) {
+  std::lock_guard g(nd.lock);
+  return f();
+}
+
+}  // namespace squall::rt

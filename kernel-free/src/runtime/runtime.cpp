@@ -1,0 +1,118 @@
+// squall::init / finalize: attach to the job squallrun made (or make a one-node job),
+// read the configuration, start the progress thread.
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <squall/collectives.hpp>
+#include <squall/runtime.hpp>
+
+#include "collectives/internal.hpp"
+#include "common/config.hpp"
+#include "common/log.hpp"
+#include "runtime/node.hpp"
+#include "runtime/report.hpp"
+
+namespace squall {
+namespace rt {
+namespace {
+
+enum class phase { before_init, running, finalized };
+std::atomic<phase> current_phase{phase::before_init};
+node_runtime* the_node = nullptr;
+
+int cores_available() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+settings read_settings(int local_nodes) {
+  settings s;
+  s.aggregation = static_cast<unsigned>(env_int("SQUALL_AGGREGATION", 1, 1, 4096));
+  s.oversubscribed = local_nodes > cores_available();
+  // Spinning only pays when every node has a core of its own.
+  s.wait_spin_ns = 1000 * env_int("SQUALL_SPIN_US", s.oversubscribed ? 5 : 50, 0, 10'000'000);
+  s.progress_spin_ns =
+      1000 * env_int("SQUALL_PROGRESS_SPIN_US", s.oversubscribed ? 0 : 10, 0, 10'000'000);
+  s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
+  s.stats = env_bool("SQUALL_STATS", false);
+  return s;
+}
+
+shm::job_area attach_job(int& me, int& n) {
+  const char* fd_text = std::getenv("SQUALL_JOB_FD");
+  if (fd_text == nullptr || *fd_text == '\0') {
+    me = 0;
+    n = 1;
+    const auto ring = env_int("SQUALL_RING_BYTES", 1 << 18, 1 << 16, 1 << 30);
+    if ((ring & (ring - 1)) != 0) fatal("SQUALL_RING_BYTES must be a power of two (got %lld)", static_cast<long long>(ring));
+    return shm::job_area::single(static_cast<std::size_t>(ring));
+  }
+  const int fd = static_cast<int>(env_int("SQUALL_JOB_FD", -1, 0, 1 << 20));
+  n = static_cast<int>(env_int("SQUALL_NODES", 0, 1, 1 << 16));
+  if (n == 0) fatal("SQUALL_NODES must be set with SQUALL_JOB_FD (start the program with squallrun)");
+  me = static_cast<int>(env_int("SQUALL_NODE", -1, 0, n - 1));
+  if (me < 0) fatal("SQUALL_NODE must be set with SQUALL_JOB_FD (start the program with squallrun)");
+  auto job = shm::job_area::attach(fd);
+  if (job.nodes() != n) fatal("SQUALL_NODES=%d but the job has %d nodes", n, job.nodes());
+  return job;
+}
+
+}  // namespace
+
+node_runtime* current() { return current_phase.load() == phase::running ? the_node : nullptr; }
+
+node_runtime& require(const char* api) {
+  switch (current_phase.load()) {
+    case phase::running:
+      return *the_node;
+    case phase::before_init:
+      throw usage_error(format("%s called before squall::init", api));
+    case phase::finalized:
+      break;
+  }
+  throw usage_error(format("%s called after squall::finalize", api));
+}
+
+}  // namespace rt
+
+void init(int*, char***) {
+  using namespace rt;
+  if (current_phase.load() == phase::running) throw usage_error("squall::init called twice");
+  if (current_phase.load() == phase::finalized) {
+    throw usage_error("squall::init called after squall::finalize (the runtime does not restart)");
+  }
+  auto* nd = new node_runtime;
+  nd->job = attach_job(nd->me, nd->n);
+  set_log_node(nd->n > 1 ? nd->me : -1);
+  nd->config = read_settings(nd->n);
+  nd->transport = std::make_unique<shm::shm_transport>(nd->job, nd->me);
+  nd->engine = std::make_unique<am::engine>(*nd->transport, nd->me, nd->n);
+  nd->engine->set_aggregation(nd->config.aggregation);
+  am::current_engine = nd->engine.get();
+  nd->control().pid.store(getpid());
+  nd->control().state.store(shm::running);
+  the_node = nd;
+  current_phase.store(phase::running);
+  start_progress_thread(*nd);
+  barrier();
+}
+
+void finalize() {
+  using namespace rt;
+  node_runtime& nd = require("squall::finalize");
+  detail::finalize_barrier();
+  if (nd.config.stats) print_report(nd);
+  stop_progress_thread(nd);
+  nd.control().state.store(shm::finalized);
+  current_phase.store(phase::finalized);
+  // The node's memory stays mapped: a slower node may still write into our rings.
+}
+
+bool initialized() { return rt::current() != nullptr; }
+int node() { return rt::require("squall::node").me; }
+int nodes() { return rt::require("squall::nodes").n; }
+
+}  // namespace squall

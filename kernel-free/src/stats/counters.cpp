@@ -1,0 +1,95 @@
+#include "stats/counters.hpp"
+
+#include <array>
+#include <mutex>
+#include <string>
+
+#include <squall/stats.hpp>
+
+#include "am/registry.hpp"
+#include "common/log.hpp"
+
+namespace squall::stats {
+namespace {
+
+struct named_counters {
+  std::mutex mutex;  // guards creation of slots only
+  std::array<std::string, max_counters> names;
+  std::array<std::atomic<std::uint64_t>, max_counters> values{};
+  int used = 0;
+};
+
+// Never destroyed: counters are bumped by threads that may outlive static destruction.
+named_counters& named() {
+  static named_counters& c = *new named_counters;
+  return c;
+}
+
+std::array<handler_slot, max_handlers>& handlers() {
+  static auto& h = *new std::array<handler_slot, max_handlers>;
+  return h;
+}
+
+}  // namespace
+
+int counter_slot(std::string_view name) {
+  auto& c = named();
+  std::lock_guard g(c.mutex);
+  for (int i = 0; i < c.used; ++i) {
+    if (c.names[i] == name) return i;
+  }
+  if (c.used == max_counters) fatal("more than %d named counters", max_counters);
+  c.names[c.used] = std::string(name);
+  return c.used++;
+}
+
+std::atomic<std::uint64_t>& counter_at(int slot) { return named().values[slot]; }
+handler_slot& handler_at(int index) { return handlers()[index]; }
+
+counter::counter(std::string_view name) : slot_(counter_slot(name)) {}
+void counter::add(std::uint64_t n) { counter_at(slot_).fetch_add(n, std::memory_order_relaxed); }
+
+std::uint64_t snapshot::get(std::string_view name) const {
+  auto it = counters.find(name);
+  return it == counters.end() ? 0 : it->second;
+}
+
+handler_counts snapshot::handler(std::string_view name) const {
+  for (const auto& h : handlers) {
+    if (h.name == name) return h;
+  }
+  return handler_counts{std::string(name)};
+}
+
+snapshot take() {
+  snapshot s;
+  auto& c = named();
+  {
+    std::lock_guard g(c.mutex);
+    for (int i = 0; i < c.used; ++i) s.counters[c.names[i]] = c.values[i].load(std::memory_order_relaxed);
+  }
+  am::for_each_handler([&](int index, std::string_view name, bool) {
+    auto& h = handler_at(index);
+    s.handlers.push_back({std::string(name), h.sent.load(std::memory_order_relaxed),
+                          h.sent_bytes.load(std::memory_order_relaxed),
+                          h.received.load(std::memory_order_relaxed),
+                          h.received_bytes.load(std::memory_order_relaxed)});
+  });
+  return s;
+}
+
+void reset() {
+  auto& c = named();
+  {
+    std::lock_guard g(c.mutex);
+    for (int i = 0; i < c.used; ++i) c.values[i].store(0, std::memory_order_relaxed);
+  }
+  for (auto& h : handlers()) {
+    h.sent.store(0, std::memory_order_relaxed);
+    h.sent_bytes.store(0, std::memory_order_relaxed);
+    h.received.store(0, std::memory_order_relaxed);
+    h.received_bytes.store(0, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace squall::stats

@@ -1,0 +1,102 @@
+#include "transport/shm/job_area.hpp"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "common/futex.hpp"
+#include "common/log.hpp"
+#include "transport/shm/ring.hpp"
+
+namespace squall::shm {
+namespace {
+
+std::size_t controls_offset() { return sizeof(job_header); }
+std::size_t rings_offset(int nodes) { return controls_offset() + sizeof(node_control) * nodes; }
+
+void init_header(void* base, int nodes, std::size_t ring_bytes) {
+  auto* h = new (base) job_header{};
+  h->magic = job_magic;
+  h->version = job_version;
+  h->nodes = static_cast<std::uint32_t>(nodes);
+  h->ring_bytes = ring_bytes;
+  h->lost_node.store(-1);
+}
+
+}  // namespace
+
+std::size_t job_area::bytes_for(int nodes, std::size_t ring_bytes) {
+  return rings_offset(nodes) + ring_stride(ring_bytes) * static_cast<std::size_t>(nodes) * nodes;
+}
+
+node_control& job_area::control(int node) const {
+  return static_cast<node_control*>(static_cast<void*>(static_cast<char*>(base_) + controls_offset()))[node];
+}
+
+void* job_area::ring(int src, int dst) const {
+  const int n = nodes();
+  return static_cast<char*>(base_) + rings_offset(n) +
+         ring_stride(ring_bytes()) * (static_cast<std::size_t>(src) * n + dst);
+}
+
+job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out) {
+  const int fd = memfd_create("squall-job", 0);
+  if (fd < 0) fatal("memfd_create for the job's shared memory failed: %s", std::strerror(errno));
+  job_area a;
+  a.size_ = bytes_for(nodes, ring_bytes);
+  if (ftruncate(fd, static_cast<off_t>(a.size_)) != 0) {
+    fatal("cannot size the job's shared memory to %zu bytes: %s", a.size_, std::strerror(errno));
+  }
+  a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
+  init_header(a.base_, nodes, ring_bytes);
+  *fd_out = fd;
+  return a;
+}
+
+job_area job_area::attach(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < sizeof(job_header)) {
+    fatal("SQUALL_JOB_FD=%d is not a Squall job (start the program with squallrun)", fd);
+  }
+  job_area a;
+  a.size_ = static_cast<std::size_t>(st.st_size);
+  a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
+  const auto& h = a.header();
+  if (h.magic != job_magic || h.version != job_version ||
+      a.size_ != bytes_for(static_cast<int>(h.nodes), h.ring_bytes)) {
+    fatal("SQUALL_JOB_FD=%d does not hold a job of this Squall version (was squallrun built "
+          "from the same tree?)", fd);
+  }
+  close(fd);
+  return a;
+}
+
+job_area job_area::single(std::size_t ring_bytes) {
+  job_area a;
+  a.size_ = bytes_for(1, ring_bytes);
+  a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (a.base_ == MAP_FAILED) fatal("cannot map the node's message memory: %s", std::strerror(errno));
+  init_header(a.base_, 1, ring_bytes);
+  return a;
+}
+
+void job_area::abort(int node, const char* reason) const {
+  auto& h = header();
+  if (h.abort.load() != 0) return;
+  std::snprintf(h.reason, sizeof h.reason, "%s", reason);
+  h.lost_node.store(node);
+  h.abort.store(1, std::memory_order_seq_cst);
+  for (int i = 0; i < nodes(); ++i) {
+    control(i).doorbell.fetch_add(1);
+    futex_wake_all(&control(i).doorbell);
+  }
+}
+
+}  // namespace squall::shm

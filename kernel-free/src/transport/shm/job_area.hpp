@@ -1,0 +1,60 @@
+// The shared mapping of one job on one host, created by squallrun and inherited by every
+// node as a memfd: a header (job identity, the abort flag and its reason), one control
+// line per node (doorbell futex, who is awake, lifecycle state) and one ring per ordered
+// pair of nodes (ring[src][dst], including src == dst).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace squall::shm {
+
+constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
+constexpr std::uint32_t job_version = 1;
+
+struct alignas(64) job_header {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t nodes;
+  std::uint64_t ring_bytes;
+  std::atomic<std::uint32_t> abort;    // set (after reason) when a node is lost
+  std::atomic<std::int32_t> lost_node;
+  char reason[200];                     // e.g. "killed by signal 9"
+};
+
+enum node_state : std::uint32_t { not_started = 0, running = 1, finalized = 2 };
+
+struct alignas(64) node_control {
+  std::atomic<std::uint32_t> doorbell;  // futex word: bumped to wake the node
+  std::atomic<std::uint32_t> awake;     // threads of the node polling right now
+  std::atomic<std::uint32_t> sleepers;  // threads of the node blocked on the doorbell
+  std::atomic<std::uint32_t> state;     // node_state
+  std::atomic<std::int32_t> pid;
+};
+
+class job_area {
+ public:
+  static std::size_t bytes_for(int nodes, std::size_t ring_bytes);
+
+  // Creates a job in a new memfd (the launcher); the fd is left open and inheritable.
+  static job_area create(int nodes, std::size_t ring_bytes, int* fd_out);
+  // Maps the job a launcher created (a node).
+  static job_area attach(int fd);
+  // A one-node job in private memory (a program started without the launcher).
+  static job_area single(std::size_t ring_bytes);
+
+  job_header& header() const { return *static_cast<job_header*>(base_); }
+  node_control& control(int node) const;
+  void* ring(int src, int dst) const;  // base of ring src -> dst
+  int nodes() const { return static_cast<int>(header().nodes); }
+  std::size_t ring_bytes() const { return header().ring_bytes; }
+
+  // Marks the job aborted because `node` was lost, and wakes every node.
+  void abort(int node, const char* reason) const;
+
+ private:
+  void* base_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace squall::shm

@@ -1,0 +1,85 @@
+#include "transport/shm/ring.hpp"
+
+#include <cstring>
+
+namespace squall::shm {
+namespace {
+
+constexpr std::uint64_t wrap_flag = 1ull << 33;
+constexpr std::uint64_t valid_flag = 1ull << 32;
+constexpr std::size_t header_bytes = 8;
+
+std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+
+std::atomic_ref<std::uint64_t> header_at(std::byte* data, std::size_t pos) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(data + pos));
+}
+
+}  // namespace
+
+ring_producer::ring_producer(void* base, std::size_t capacity)
+    : ctl_(static_cast<ring_control*>(base)),
+      data_(static_cast<std::byte*>(base) + sizeof(ring_control)),
+      capacity_(capacity) {}
+
+bool ring_producer::try_push(std::span<const std::byte> head, std::span<const std::byte> body) {
+  const std::size_t length = head.size() + body.size();
+  const std::size_t size = header_bytes + round8(length);
+  const std::size_t pos = head_ & (capacity_ - 1);
+  // A packet never straddles the end: when it would not fit (with the zeroed slot after
+  // it), a wrap marker sends the consumer back to offset 0.
+  const bool wraps = pos + size + header_bytes > capacity_;
+  const std::size_t at = wraps ? 0 : pos;
+  const std::size_t needed = (wraps ? capacity_ - pos : 0) + size + header_bytes;
+  if (head_ + needed - cached_tail_ > capacity_) {
+    cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
+    if (head_ + needed - cached_tail_ > capacity_) {
+      ctl_->producer_waiting.store(1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
+      if (head_ + needed - cached_tail_ > capacity_) return false;
+    }
+  }
+  std::memcpy(data_ + at + header_bytes, head.data(), head.size());
+  if (!body.empty()) std::memcpy(data_ + at + header_bytes + head.size(), body.data(), body.size());
+  header_at(data_, at + size).store(0, std::memory_order_relaxed);
+  header_at(data_, at).store(valid_flag | length, std::memory_order_release);
+  if (wraps) header_at(data_, pos).store(wrap_flag, std::memory_order_release);
+  head_ += needed - header_bytes;
+  return true;
+}
+
+ring_consumer::ring_consumer(void* base, std::size_t capacity)
+    : ctl_(static_cast<ring_control*>(base)),
+      data_(static_cast<std::byte*>(base) + sizeof(ring_control)),
+      capacity_(capacity) {}
+
+std::span<const std::byte> ring_consumer::peek() {
+  std::size_t pos = tail_ & (capacity_ - 1);
+  std::uint64_t h = header_at(data_, pos).load(std::memory_order_acquire);
+  if (h == 0) return {};
+  if (h & wrap_flag) {
+    tail_ += capacity_ - pos;
+    pos = 0;
+    h = header_at(data_, 0).load(std::memory_order_acquire);
+  }
+  const std::size_t len = h & 0xffffffffu;
+  peeked_ = header_bytes + round8(len);
+  return {data_ + pos + header_bytes, len};
+}
+
+bool ring_consumer::release() {
+  tail_ += peeked_;
+  peeked_ = 0;
+  // seq_cst pairs with the producer's fence: either it sees this tail or we see its flag.
+  ctl_->tail.store(tail_, std::memory_order_seq_cst);
+  if (ctl_->producer_waiting.load(std::memory_order_relaxed) == 0) return false;
+  ctl_->producer_waiting.store(0, std::memory_order_relaxed);
+  return true;
+}
+
+bool ring_consumer::empty() const {
+  return header_at(data_, tail_ & (capacity_ - 1)).load(std::memory_order_acquire) == 0;
+}
+
+}  // namespace squall::shm

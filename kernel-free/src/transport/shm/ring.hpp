@@ -1,0 +1,68 @@
+// A single-producer single-consumer ring of variable-size packets in shared memory.
+//
+// Hand-written rather than boost::lockfree::spsc_queue because a packet must cross with
+// one cache-line transfer: the consumer polls the packet's own header word (written last,
+// with release) instead of a separate write index, and the producer re-reads the
+// consumer's position only when its cached view says the ring is full. spsc_queue keeps
+// both indices apart from the data (two or three line transfers per packet) and holds
+// fixed-size elements, not packets of any length.
+//
+// Layout: a 64-byte control line (the consumer's published position and the producer's
+// "waiting for room" flag), then `capacity` bytes of data. Each packet is an 8-byte header
+// (length, and a wrap flag) and its body rounded up to 8 bytes. The producer zeroes the
+// header slot after each packet before publishing it, so an empty slot always reads 0.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace squall::shm {
+
+struct alignas(64) ring_control {
+  std::atomic<std::uint64_t> tail;              // bytes consumed, published by the consumer
+  std::atomic<std::uint32_t> producer_waiting;  // set by a producer that found no room
+};
+static_assert(sizeof(ring_control) == 64);
+
+constexpr std::size_t ring_stride(std::size_t capacity) { return sizeof(ring_control) + capacity; }
+
+class ring_producer {
+ public:
+  ring_producer() = default;
+  ring_producer(void* base, std::size_t capacity);
+
+  // Copies head then body as one packet; false when there is no room now, in which case
+  // the producer_waiting flag asks the consumer to signal when it frees space.
+  bool try_push(std::span<const std::byte> head, std::span<const std::byte> body = {});
+  std::size_t max_packet() const { return capacity_ / 4; }
+
+ private:
+  ring_control* ctl_ = nullptr;
+  std::byte* data_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::uint64_t head_ = 0;         // bytes produced
+  std::uint64_t cached_tail_ = 0;  // last seen consumer position
+};
+
+class ring_consumer {
+ public:
+  ring_consumer() = default;
+  ring_consumer(void* base, std::size_t capacity);
+
+  // The next packet's body, or an empty span. Stays valid until release().
+  std::span<const std::byte> peek();
+  // Frees the packet returned by peek(). Returns true when the producer was waiting for
+  // room (the caller then wakes the producer's node).
+  bool release();
+  bool empty() const;
+
+ private:
+  ring_control* ctl_ = nullptr;
+  std::byte* data_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::uint64_t tail_ = 0;
+  std::size_t peeked_ = 0;  // size of the peeked packet including its header, 0 if none
+};
+
+}  // namespace squall::shm

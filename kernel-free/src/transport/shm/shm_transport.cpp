@@ -1,0 +1,55 @@
+#include "transport/shm/shm_transport.hpp"
+
+#include "common/futex.hpp"
+#include "stats/counters.hpp"
+
+namespace squall::shm {
+namespace {
+const int doorbells_rung = stats::counter_slot("shm.doorbells_rung");
+const int futex_wakes = stats::counter_slot("shm.futex_wakes");
+const int ring_full = stats::counter_slot("shm.ring_full");
+}  // namespace
+
+shm_transport::shm_transport(const job_area& job, int me) : job_(job), me_(me) {
+  const int n = job.nodes();
+  for (int i = 0; i < n; ++i) {
+    out_.emplace_back(job.ring(me, i), job.ring_bytes());
+    in_.emplace_back(job.ring(i, me), job.ring_bytes());
+  }
+}
+
+bool shm_transport::try_send(int dest, std::span<const std::byte> head,
+                             std::span<const std::byte> body) {
+  if (!out_[dest].try_push(head, body)) {
+    stats::bump(stats::counter_at(ring_full));
+    return false;
+  }
+  ring_doorbell(dest);
+  return true;
+}
+
+void shm_transport::release(int src) {
+  if (in_[src].release()) ring_doorbell(src);
+}
+
+bool shm_transport::any_incoming() {
+  for (const auto& r : in_) {
+    if (!r.empty()) return true;
+  }
+  return false;
+}
+
+void shm_transport::ring_doorbell(int node) {
+  node_control& c = job_.control(node);
+  // Pairs with the receiver's "awake--, fence, look at the rings" before it sleeps.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (c.awake.load(std::memory_order_relaxed) != 0) return;
+  c.doorbell.fetch_add(1, std::memory_order_seq_cst);
+  stats::counter_at(doorbells_rung).fetch_add(1, std::memory_order_relaxed);
+  if (c.sleepers.load(std::memory_order_seq_cst) != 0) {
+    futex_wake_all(&c.doorbell);
+    stats::counter_at(futex_wakes).fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace squall::shm

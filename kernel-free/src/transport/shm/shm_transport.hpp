@@ -1,0 +1,32 @@
+// Shared-memory transport: one ring per ordered pair of nodes in the job's mapping, and a
+// futex doorbell per node rung only when no thread of the receiver is polling.
+#pragma once
+#include <vector>
+
+#include "transport/shm/job_area.hpp"
+#include "transport/shm/ring.hpp"
+#include "transport/transport.hpp"
+
+namespace squall::shm {
+
+class shm_transport final : public transport {
+ public:
+  shm_transport(const job_area& job, int me);
+
+  bool try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) override;
+  std::span<const std::byte> peek(int src) override { return in_[src].peek(); }
+  void release(int src) override;
+  bool any_incoming() override;
+  std::size_t max_packet() const override { return out_.front().max_packet(); }
+
+  // Wakes `node` if none of its threads is polling.
+  void ring_doorbell(int node);
+
+ private:
+  const job_area& job_;
+  int me_;
+  std::vector<ring_producer> out_;  // by destination
+  std::vector<ring_consumer> in_;   // by source
+};
+
+}  // namespace squall::shm
