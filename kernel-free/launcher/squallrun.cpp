@@ -208,7 +208,9 @@ int main(int argc, char** argv) {
       if (!failed && !early) continue;
       const std::string why = failed ? describe(status) : "exited without calling squall::finalize";
       if (result == 0) result = failed ? exit_code(status) : 1;
-      if (running > 0 && job.header().abort.load() == 0) {
+      // A node that finalized has left the job cleanly, whatever its exit status says.
+      const bool lost = running > 0 && state != squall::shm::finalized;
+      if (lost && job.header().abort.load() == 0) {
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s; stopping the other nodes\n", node, p, why.c_str());
         job.abort(node, why.c_str());
         kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;

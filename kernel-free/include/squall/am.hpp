@@ -152,7 +152,7 @@ template <auto F, class... A>
 void send_with_slot(int dest, std::uint32_t slot, A&&... a) {
   using H = checked_handler<F>;
   constexpr std::size_t n = packed_size<typename H::args>();
-  std::byte buf[n == 0 ? 1 : n];
+  std::byte buf[n == 0 ? 1 : n]{};
   if constexpr (H::traits::has_payload) {
     // The last argument is the payload.
     auto all = std::forward_as_tuple(std::forward<A>(a)...);
@@ -252,7 +252,7 @@ bulk_handle bulk_send(int dest, A&&... a) {
   using H = detail::checked_handler<F>;
   static_assert(H::traits::has_payload, "squall::am::bulk_send: the handler takes no payload");
   constexpr std::size_t n = detail::packed_size<typename H::args>();
-  std::byte buf[n == 0 ? 1 : n];
+  std::byte buf[n == 0 ? 1 : n]{};
   auto all = std::forward_as_tuple(std::forward<A>(a)...);
   constexpr std::size_t k = sizeof...(A) - 1;
   [&]<std::size_t... I>(std::index_sequence<I...>) {

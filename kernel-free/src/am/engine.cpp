@@ -1,5 +1,6 @@
 #include "am/engine.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -63,7 +64,8 @@ engine::engine(transport& t, int me, int nodes)
       out_(static_cast<std::size_t>(nodes)),
       in_bulk_(static_cast<std::size_t>(nodes)),
       slots_(1) {  // slot 0 means "no reply"
-  for (auto& o : out_) o.buffer.reserve(max_packet_);
+  for (auto& o : out_) o.buffer.reset(new std::byte[max_packet_]);
+  for (int i = 1; i <= nodes; ++i) poll_order_.push_back((me + i) % nodes);
 }
 
 void engine::send(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
@@ -78,17 +80,17 @@ void engine::send(int dest, handler_id id, const void* args, std::size_t args_le
   }
   const std::size_t record = sizeof(record_header) + round8(args_len) + round8(data.size());
   outgoing& o = out_[dest];
-  if (o.buffer.size() + record > max_packet_) flush(dest);
+  if (o.used + record > max_packet_) flush(dest);
   const bool was_empty = o.count == 0 && o.queue.empty();
-  const std::size_t at = o.buffer.size();
-  o.buffer.resize(at + record);
-  std::byte* p = o.buffer.data() + at;
+  std::byte* p = o.buffer.get() + o.used;
+  o.used += record;
   const record_header h{id, static_cast<std::uint32_t>(args_len),
                         static_cast<std::uint32_t>(data.size()), reply_slot};
   std::memcpy(p, &h, sizeof h);
   if (args_len != 0) std::memcpy(p + sizeof h, args, args_len);
   if (!data.empty()) std::memcpy(p + sizeof h + round8(args_len), data.data(), data.size());
   ++o.count;
+  if (running_handler) o.by_handler = true;
   if (was_empty) unsent_.fetch_add(1, std::memory_order_relaxed);
 
   auto& hs = stats::handler_at(e->index);
@@ -102,19 +104,19 @@ void engine::send(int dest, handler_id id, const void* args, std::size_t args_le
 void engine::flush(int dest) {
   outgoing& o = out_[dest];
   if (o.count == 0) return;
-  if (o.queue.empty() && t_.try_send(dest, o.buffer, {})) {
-    o.buffer.clear();
+  const std::span<const std::byte> packet(o.buffer.get(), o.used);
+  if (o.queue.empty() && t_.try_send(dest, packet, {})) {
     count(packets_sent);
   } else {
     queued q;
-    q.packet = std::move(o.buffer);
+    q.packet.assign(packet.begin(), packet.end());
     o.queued_bytes += q.packet.size();
     o.queue.push_back(std::move(q));
-    o.buffer = {};
-    o.buffer.reserve(max_packet_);
     count(packets_queued);
   }
+  o.used = 0;
   o.count = 0;
+  o.by_handler = false;
   if (o.queue.empty()) unsent_.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -193,6 +195,7 @@ bool engine::push_bulk(int dest, queued& q) {
 }
 
 void engine::push_queued() {
+  if (!has_unsent()) return;
   for (int d = 0; d < nodes_; ++d) {
     outgoing& o = out_[d];
     if (o.queue.empty()) continue;
@@ -215,8 +218,7 @@ void engine::push_queued() {
 std::size_t engine::poll() {
   if (running_handler) return 0;
   std::size_t handled = 0;
-  for (int i = 0; i < nodes_; ++i) {
-    const int src = (me_ + 1 + i) % nodes_;  // start after ourselves, for fairness
+  for (const int src : poll_order_) {
     for (int budget = 64; budget > 0; --budget) {
       const auto packet = t_.peek(src);
       if (packet.empty()) break;
@@ -226,7 +228,12 @@ std::size_t engine::poll() {
       ++handled;
     }
   }
-  flush_all();
+  if (handled != 0) {
+    for (int d = 0; d < nodes_; ++d) {
+      if (out_[d].by_handler) flush(d);
+    }
+  }
+  push_queued();
   return handled;
 }
 
@@ -239,8 +246,9 @@ void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
     std::memcpy(&h, p, sizeof h);
     const std::byte* args = p + sizeof h;
     const std::byte* data = args + round8(h.args_len);
-    p = data + round8(h.payload_len);
-    if (p > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
+    if (data + h.payload_len > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
+    // The last record of a packet may end without its padding (bulk fragments do).
+    p = std::min(data + round8(h.payload_len), end);
     run_handler(src, h, args, payload(data, h.payload_len));
   }
 }

@@ -44,7 +44,8 @@ class engine {
                                                 std::size_t args_len, payload data);
   void flush(int dest);
   void flush_all();
-  // Runs the handlers of arrived packets, then sends what they produced. Returns the
+  // Runs the handlers of arrived packets, then sends what they produced (the program's
+  // own partly filled packets wait for the aggregation factor or a flush). Returns the
   // number of packets handled (0 when called inside a handler).
   std::size_t poll();
   // Pushes queued packets and bulk fragments into the transport as room allows.
@@ -86,10 +87,12 @@ class engine {
     std::size_t size = 0, sent = 0;
   };
   struct outgoing {
-    std::vector<std::byte> buffer;  // records of the packet being filled
+    std::unique_ptr<std::byte[]> buffer;  // records of the packet being filled
+    std::size_t used = 0;                 // bytes of it filled
     unsigned count = 0;
     std::deque<queued> queue;       // packets waiting for room, in order
     std::size_t queued_bytes = 0;
+    bool by_handler = false;        // a handler wrote to it: poll() sends it when done
   };
   struct reassembly {
     bool active = false;
@@ -114,6 +117,7 @@ class engine {
   std::size_t max_packet_, max_payload_;
   unsigned aggregation_ = 1;
   std::vector<outgoing> out_;
+  std::vector<int> poll_order_;  // sources, starting after this node (fairness)
   std::vector<reassembly> in_bulk_;
   std::map<std::uint32_t, std::shared_ptr<detail::bulk_state>> bulk_in_flight_;
   std::uint32_t next_bulk_op_ = 1;

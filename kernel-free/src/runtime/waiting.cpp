@@ -17,6 +17,7 @@ namespace {
 const int waits_slept = stats::counter_slot("wait.sleeps");
 const int progress_wakeups = stats::counter_slot("progress.wakeups");
 const int progress_polls = stats::counter_slot("progress.packets_handled");
+const int timed_flushes = stats::counter_slot("progress.timed_flushes");
 
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
@@ -63,6 +64,7 @@ void progress_loop(node_runtime& nd) {
       cpu_relax();
       continue;
     }
+    const std::uint32_t rung = ctl.doorbell.load();
     sleep_on_doorbell(nd, [&] {
       if (!nd.lock.try_lock()) return false;  // someone else is polling
       const bool work = nd.transport->any_incoming();
@@ -70,8 +72,10 @@ void progress_loop(node_runtime& nd) {
       return work;
     });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
-    if (nd.engine->has_unsent() && nd.lock.try_lock()) {
-      nd.engine->flush_all();  // leftovers of aggregation nobody flushed
+    // Woken by the timeout rather than a doorbell: send what aggregation left behind.
+    if (ctl.doorbell.load() == rung && nd.engine->has_unsent() && nd.lock.try_lock()) {
+      stats::counter_at(timed_flushes).fetch_add(1, std::memory_order_relaxed);
+      nd.engine->flush_all();
       nd.lock.unlock();
     }
     last_work = now_ns();
@@ -97,17 +101,30 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
           "handlers may only send - reply with a message instead");
   }
   auto& ctl = nd.control();
+  locked(nd, [&] { nd.engine->flush_all(); });  // what we wait for may depend on it
+  bool worked = false;
   auto poll_and_test = [&] {
     std::lock_guard g(nd.lock);
-    nd.engine->poll();
+    if (nd.engine->poll() != 0) worked = true;
     return pred(ctx);
   };
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   std::int64_t spin_until = now_ns() + nd.config.wait_spin_ns;
+  unsigned spins = 0;
   while (!poll_and_test()) {
-    nd.check_abort();
-    if (now_ns() < spin_until) {
+    // Reading the clock costs as much as a poll: look at it (and for a lost node) only
+    // every 64 turns. Work done since restarts the spin period: a busy node never sleeps.
+    if ((++spins & 63) != 0) {
       cpu_relax();
+      continue;
+    }
+    nd.check_abort();
+    const std::int64_t now = now_ns();
+    if (worked) {
+      spin_until = now + nd.config.wait_spin_ns;
+      worked = false;
+    }
+    if (now < spin_until) {
       if (nd.config.oversubscribed) sched_yield();
       continue;
     }

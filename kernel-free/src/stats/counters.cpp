@@ -15,19 +15,13 @@ namespace {
 struct named_counters {
   std::mutex mutex;  // guards creation of slots only
   std::array<std::string, max_counters> names;
-  std::array<std::atomic<std::uint64_t>, max_counters> values{};
   int used = 0;
 };
 
-// Never destroyed: counters are bumped by threads that may outlive static destruction.
+// Never destroyed: counters are created by threads that may outlive static destruction.
 named_counters& named() {
   static named_counters& c = *new named_counters;
   return c;
-}
-
-std::array<handler_slot, max_handlers>& handlers() {
-  static auto& h = *new std::array<handler_slot, max_handlers>;
-  return h;
 }
 
 }  // namespace
@@ -43,8 +37,6 @@ int counter_slot(std::string_view name) {
   return c.used++;
 }
 
-std::atomic<std::uint64_t>& counter_at(int slot) { return named().values[slot]; }
-handler_slot& handler_at(int index) { return handlers()[index]; }
 
 counter::counter(std::string_view name) : slot_(counter_slot(name)) {}
 void counter::add(std::uint64_t n) { counter_at(slot_).fetch_add(n, std::memory_order_relaxed); }
@@ -66,7 +58,7 @@ snapshot take() {
   auto& c = named();
   {
     std::lock_guard g(c.mutex);
-    for (int i = 0; i < c.used; ++i) s.counters[c.names[i]] = c.values[i].load(std::memory_order_relaxed);
+    for (int i = 0; i < c.used; ++i) s.counters[c.names[i]] = counter_values[i].load(std::memory_order_relaxed);
   }
   am::for_each_handler([&](int index, std::string_view name, bool) {
     auto& h = handler_at(index);
@@ -82,9 +74,9 @@ void reset() {
   auto& c = named();
   {
     std::lock_guard g(c.mutex);
-    for (int i = 0; i < c.used; ++i) c.values[i].store(0, std::memory_order_relaxed);
+    for (int i = 0; i < c.used; ++i) counter_values[i].store(0, std::memory_order_relaxed);
   }
-  for (auto& h : handlers()) {
+  for (auto& h : handler_slots) {
     h.sent.store(0, std::memory_order_relaxed);
     h.sent_bytes.store(0, std::memory_order_relaxed);
     h.received.store(0, std::memory_order_relaxed);

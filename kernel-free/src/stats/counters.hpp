@@ -12,12 +12,18 @@ constexpr int max_handlers = 1024;
 
 // Finds or creates the slot of a named counter.
 int counter_slot(std::string_view name);
-std::atomic<std::uint64_t>& counter_at(int slot);
 
 struct handler_slot {
   std::atomic<std::uint64_t> sent{0}, sent_bytes{0}, received{0}, received_bytes{0};
 };
-handler_slot& handler_at(int index);
+
+// Plain static arrays (constant-initialised, never destroyed), so that bumping a counter
+// on the message path is one load and one store.
+inline std::atomic<std::uint64_t> counter_values[max_counters];
+inline handler_slot handler_slots[max_handlers];
+
+inline std::atomic<std::uint64_t>& counter_at(int slot) { return counter_values[slot]; }
+inline handler_slot& handler_at(int index) { return handler_slots[index]; }
 
 // Adds n to a counter whose writers are serialised (by the node lock): a relaxed load and
 // store, cheaper than an atomic add, and still race-free for concurrent readers.

@@ -1,0 +1,121 @@
+// am_pingpong: round trip of a small active message between nodes 0 and 1, beside the
+// floor: a raw ping-pong on one shared-memory flag between the same two processes.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include <squall/squall.hpp>
+
+#include "common/report.hpp"
+
+namespace {
+
+constexpr int iterations = 100000;
+constexpr int trials = 7;
+
+std::uint64_t pongs = 0;
+bool stop = false;
+
+void on_pong(squall::am::token&, std::uint64_t) { ++pongs; }
+void on_ping(squall::am::token& t, std::uint64_t i) { t.reply<on_pong>(i); }
+void on_stop(squall::am::token&) { stop = true; }
+
+// The floor: node 0 writes odd values, node 1 answers with the next even one.
+double flag_pingpong(std::atomic<std::uint64_t>& flag, int me) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < iterations; ++i) {
+    if (me == 0) {
+      flag.store(2 * i + 1, std::memory_order_release);
+      while (flag.load(std::memory_order_acquire) != 2 * i + 2) __builtin_ia32_pause();
+    } else {
+      while (flag.load(std::memory_order_acquire) != 2 * i + 1) __builtin_ia32_pause();
+      flag.store(2 * i + 2, std::memory_order_release);
+    }
+  }
+  return squall::bench::seconds_since(t0) / iterations * 1e6;
+}
+
+double am_pingpong(int me) {
+  squall::barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (me == 0) {
+    pongs = 0;
+    for (std::uint64_t i = 0; i < iterations; ++i) {
+      squall::am::send<on_ping>(1, i);
+      squall::am::wait_until([&] { return pongs == i + 1; });
+    }
+    squall::am::send<on_stop>(1);
+  } else {
+    stop = false;
+    squall::am::wait_until([] { return stop; });
+  }
+  return squall::bench::seconds_since(t0) / iterations * 1e6;
+}
+
+std::atomic<std::uint64_t>& shared_flag(int me) {
+  // Node 0 creates a POSIX shared-memory object named after its pid; node 1 opens it.
+  int pid = me == 0 ? getpid() : 0;
+  squall::broadcast(pid);
+  const std::string name = "/squall-pingpong-" + std::to_string(pid);
+  int fd = -1;
+  if (me == 0) {
+    fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, 4096) != 0) std::perror("am_pingpong: shm_open"), std::exit(1);
+  }
+  squall::barrier();
+  if (me == 1) fd = shm_open(name.c_str(), O_RDWR, 0600);
+  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd < 0 || p == MAP_FAILED) std::perror("am_pingpong: mapping the floor's flag"), std::exit(1);
+  close(fd);
+  squall::barrier();
+  if (me == 0) shm_unlink(name.c_str());
+  return *new (p) std::atomic<std::uint64_t>(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  squall::runtime rt(&argc, &argv);
+  const int me = squall::node();
+  if (squall::nodes() < 2) {
+    if (me == 0) std::fprintf(stderr, "am_pingpong needs 2 nodes (scripts/bench am_pingpong -n 2)\n");
+    return 1;
+  }
+  std::vector<double> floor_us, am_us;
+  if (me < 2) {
+    auto& flag = shared_flag(me);
+    am_pingpong(me);  // warm-up
+    for (int t = 0; t < trials; ++t) {
+      flag.store(0);
+      squall::barrier();
+      floor_us.push_back(flag_pingpong(flag, me));
+      am_us.push_back(am_pingpong(me));
+    }
+  } else {
+    // Nodes beyond 2 take part only in the collectives.
+    int pid = 0;
+    squall::broadcast(pid);
+    squall::barrier();
+    squall::barrier();
+    squall::barrier();
+    for (int t = 0; t < trials; ++t) {
+      squall::barrier();
+      squall::barrier();
+    }
+  }
+  if (me == 0) {
+    squall::bench::figures f;
+    const double am = squall::bench::median(am_us), fl = squall::bench::median(floor_us);
+    f.add("am_rtt_us", am);
+    f.add("floor_rtt_us", fl);
+    f.add("ratio", am / fl);
+    f.print("am_pingpong: small active-message round trip, node 0 <-> node 1 (median of 7 x 100000)",
+            squall::bench::has_flag(argc, argv, "--json"));
+  }
+}

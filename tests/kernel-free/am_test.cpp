@@ -1,0 +1,222 @@
+// Active messages across nodes: ordering, request/reply, aggregation, bulk transfer,
+// handler atomicity, and the counters that prove each. Runs under squallrun -n 4 and -n 8.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include <squall/squall.hpp>
+
+namespace am = squall::am;
+
+namespace {
+
+// ---- ordering: node s sends 0..k-1 to every node; each receiver checks the sequence.
+std::vector<std::int64_t> next_expected;  // by source
+std::int64_t out_of_order = 0, ordered_received = 0;
+
+void on_sequence(am::token& t, std::int64_t i) {
+  if (next_expected[t.source()] != i) ++out_of_order;
+  next_expected[t.source()] = i + 1;
+  ++ordered_received;
+}
+
+TEST(ActiveMessages, DeliveredInOrderPerPair) {
+  const int n = squall::nodes();
+  next_expected.assign(n, 0);
+  out_of_order = ordered_received = 0;
+  squall::barrier();  // every node's state is reset before anyone sends
+  constexpr int k = 3000;
+  for (int i = 0; i < k; ++i) {
+    for (int d = 0; d < n; ++d) am::send<on_sequence>(d, std::int64_t{i});
+  }
+  squall::fence();
+  EXPECT_EQ(out_of_order, 0);
+  EXPECT_EQ(ordered_received, std::int64_t{k} * n);
+  squall::barrier();
+}
+
+// ---- request/reply
+int replies = 0;
+void on_answer(am::token&, int value) { replies += value; }
+void on_question(am::token& t, int value) { t.reply<on_answer>(value * 2); }
+std::int64_t on_square(am::token& t, std::int64_t x) { return x * x + t.source(); }
+void on_touch(am::token&) {}
+
+TEST(ActiveMessages, RequestReply) {
+  const int n = squall::nodes(), me = squall::node();
+  replies = 0;
+  squall::barrier();
+  for (int d = 0; d < n; ++d) am::send<on_question>(d, d + 1);
+  am::wait_until([&] { return replies == n * (n + 1); });  // sum of 2*(d+1)
+  for (int d = 0; d < n; ++d) EXPECT_EQ(am::call<on_square>(d, std::int64_t{d + 7}), (d + 7) * (d + 7) + me);
+  am::call<on_touch>((me + 1) % n);  // a void call returns once the handler ran
+  squall::barrier();
+}
+
+// ---- aggregation: every message exactly once, and packets = ceil(messages / factor)
+std::vector<std::int64_t> seen;  // count per (source, index)
+constexpr int agg_messages = 4096;
+
+void on_counted(am::token& t, std::int32_t index) { ++seen[t.source() * agg_messages + index]; }
+
+class Aggregation : public testing::TestWithParam<unsigned> {};
+
+TEST_P(Aggregation, EveryMessageExactlyOnceAndPacketsCounted) {
+  const int n = squall::nodes(), me = squall::node();
+  const unsigned factor = GetParam();
+  seen.assign(static_cast<std::size_t>(n) * agg_messages, 0);
+  am::set_aggregation(factor);
+  squall::barrier();
+  const auto before = squall::stats::take();
+  const int dest = (me + 1) % n;
+  for (int i = 0; i < agg_messages; ++i) am::send<on_counted>(dest, std::int32_t{i});
+  am::flush();
+  const auto after_send = squall::stats::take();
+  squall::fence();
+  const int src = (me - 1 + n) % n;
+  for (int s = 0; s < n; ++s) {
+    for (int i = 0; i < agg_messages; ++i) {
+      ASSERT_EQ(seen[s * agg_messages + i], s == src ? 1 : 0) << "source " << s << " index " << i;
+    }
+  }
+  // Only this test's sends happened between the two snapshots.
+  // The progress thread sends a packet left partly filled for a millisecond (a node
+  // preempted mid-loop, with more nodes than cores); each such flush adds one packet.
+  const auto packets = after_send.get("am.packets_sent") - before.get("am.packets_sent");
+  const auto timed = after_send.get("progress.timed_flushes") - before.get("progress.timed_flushes");
+  const std::uint64_t ideal = (agg_messages + factor - 1) / factor;
+  EXPECT_GE(packets, ideal);
+  EXPECT_LE(packets, ideal + timed);
+  if (timed == 0) {
+    EXPECT_EQ(packets, ideal);
+  }
+  const auto h = after_send.handler("{anonymous}::on_counted");
+  EXPECT_EQ(h.sent - before.handler("{anonymous}::on_counted").sent, std::uint64_t{agg_messages});
+  am::set_aggregation(1);
+  squall::barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(Factors, Aggregation, testing::Values(1u, 16u, 256u));
+
+// ---- bulk transfer
+std::uint64_t bulk_checksum = 0, bulk_bytes = 0;
+int bulk_count = 0;
+
+void on_bulk(am::token& t, std::uint32_t tag, am::payload data) {
+  std::uint64_t sum = tag + static_cast<std::uint64_t>(t.source());
+  for (std::byte b : data) sum = sum * 31 + static_cast<std::uint8_t>(b);
+  bulk_checksum += sum;
+  bulk_bytes += data.size();
+  ++bulk_count;
+}
+
+std::uint64_t expected_checksum(const std::vector<std::uint8_t>& v, std::uint32_t tag, int src) {
+  std::uint64_t sum = tag + static_cast<std::uint64_t>(src);
+  for (auto b : v) sum = sum * 31 + b;
+  return sum;
+}
+
+std::vector<std::uint8_t> pattern(std::size_t size, int seed) {
+  std::vector<std::uint8_t> v(size);
+  for (std::size_t i = 0; i < size; ++i) v[i] = static_cast<std::uint8_t>((i * 7 + seed * 13) ^ (i >> 9));
+  return v;
+}
+
+TEST(BulkTransfer, AnySizeWithLocalAndRemoteCompletion) {
+  const int n = squall::nodes(), me = squall::node();
+  bulk_checksum = bulk_bytes = 0;
+  bulk_count = 0;
+  squall::barrier();
+  const std::size_t sizes[] = {0, 1, am::max_payload() + 1, 3 * 1024 * 1024 + 5};
+  const int dest = (me + 1) % n, src = (me - 1 + n) % n;
+  std::uint64_t expect = 0, expect_bytes = 0;
+  for (std::uint32_t k = 0; k < std::size(sizes); ++k) {
+    auto mine = pattern(sizes[k], me);
+    auto h = am::bulk_send<on_bulk>(dest, k, am::as_payload(mine.data(), mine.size()));
+    h.wait_local();
+    EXPECT_TRUE(h.local_done());
+    h.wait_remote();
+    EXPECT_TRUE(h.remote_done());
+    expect += expected_checksum(pattern(sizes[k], src), k, src);
+    expect_bytes += sizes[k];
+  }
+  squall::fence();
+  EXPECT_EQ(bulk_count, static_cast<int>(std::size(sizes)));
+  EXPECT_EQ(bulk_bytes, expect_bytes);
+  EXPECT_EQ(bulk_checksum, expect);
+  squall::barrier();
+}
+
+// ---- handlers are atomic: unsynchronised read-modify-writes from handlers run by the
+// progress thread and by the waiting compute thread never lose an update.
+std::uint64_t unguarded = 0;
+void on_increment(am::token&, std::uint32_t times) {
+  for (std::uint32_t i = 0; i < times; ++i) {
+    const std::uint64_t v = unguarded;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    unguarded = v + 1;
+  }
+}
+
+TEST(ActiveMessages, HandlersRunOneAtATime) {
+  const int n = squall::nodes();
+  unguarded = 0;
+  squall::barrier();
+  constexpr int rounds = 2000;
+  for (int i = 0; i < rounds; ++i) {
+    for (int d = 0; d < n; ++d) am::send<on_increment>(d, std::uint32_t{10});
+    if (i % 100 == 0) {  // compute without polling: the progress thread serves meanwhile
+      volatile double x = 0;
+      for (int j = 0; j < 20000; ++j) x = x + j * 0.5;
+    }
+  }
+  squall::fence();
+  EXPECT_EQ(unguarded, std::uint64_t{rounds} * 10 * n);
+  squall::barrier();
+}
+
+// ---- the progress thread serves requests while the program computes
+std::atomic<int> served{0};
+int on_serve(am::token&, int x) {
+  served.fetch_add(1);
+  return x + 1;
+}
+
+TEST(ActiveMessages, ProgressWhileComputing) {
+  const int n = squall::nodes(), me = squall::node();
+  squall::barrier();
+  if (me == 0) {
+    for (int d = 1; d < n; ++d) EXPECT_EQ(am::call<on_serve>(d, d), d + 1);
+  } else {
+    // Busy for a while without entering the library.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    volatile std::uint64_t x = 0;
+    while (std::chrono::steady_clock::now() < until) x = x + 1;
+  }
+  squall::barrier();
+}
+
+// ---- counters: sends and receives balance across the job
+void on_noop(am::token&, std::uint64_t) {}
+
+TEST(Counters, SentEqualsReceivedAcrossTheJob) {
+  const int n = squall::nodes(), me = squall::node();
+  squall::fence();
+  const auto before = squall::stats::take().handler("{anonymous}::on_noop");
+  squall::barrier();  // no node sends before every node took its snapshot
+  for (int i = 0; i < 100 * (me + 1); ++i) am::send<on_noop>((me + i) % n, std::uint64_t(i));
+  squall::fence();
+  const auto after = squall::stats::take().handler("{anonymous}::on_noop");
+  const std::uint64_t mine[2] = {after.sent - before.sent, after.received - before.received};
+  std::uint64_t total[2];
+  squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(total));
+  EXPECT_EQ(mine[0], std::uint64_t(100 * (me + 1)));
+  EXPECT_EQ(total[0], std::uint64_t(100 * n * (n + 1) / 2));
+  EXPECT_EQ(total[0], total[1]);
+  EXPECT_EQ(after.sent_bytes - before.sent_bytes, mine[0] * sizeof(std::uint64_t));
+}
+
+}  // namespace

@@ -1,0 +1,132 @@
+// Collectives against the sequential answer, and fence with handlers that send further
+// messages. Runs under squallrun -n 4 and -n 8.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <squall/squall.hpp>
+
+namespace am = squall::am;
+
+namespace {
+
+TEST(Collectives, BarrierOrdersPhases) {
+  // Each node writes its phase number into every node; after a barrier all have moved on.
+  for (int phase = 0; phase < 50; ++phase) squall::barrier();
+  SUCCEED();
+}
+
+TEST(Collectives, BroadcastFromEveryRoot) {
+  const int n = squall::nodes(), me = squall::node();
+  for (int root = 0; root < n; ++root) {
+    std::vector<std::int64_t> v(1000, me == root ? -1 : 0);
+    if (me == root) {
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int64_t>(i * 3 + root);
+    }
+    squall::broadcast(std::span<std::int64_t>(v), root);
+    for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<std::int64_t>(i * 3 + root));
+  }
+}
+
+TEST(Collectives, LargeBroadcastGoesThroughBulk) {
+  const int me = squall::node();
+  std::vector<std::uint32_t> v(2'000'000, 0);  // 8 MB: far above one message
+  if (me == 0) {
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint32_t>(i ^ 0x5a5a);
+  }
+  squall::broadcast(std::span<std::uint32_t>(v), 0);
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<std::uint32_t>(i ^ 0x5a5a));
+}
+
+TEST(Collectives, ReduceAndAllreduceBuiltins) {
+  const int n = squall::nodes(), me = squall::node();
+  const std::array<std::int64_t, 3> in{me + 1, -me, me * me};
+  std::array<std::int64_t, 3> sum{}, mn{}, mx{};
+  squall::allreduce(std::span<const std::int64_t>(in), std::span<std::int64_t>(sum), squall::op::sum{});
+  squall::allreduce(std::span<const std::int64_t>(in), std::span<std::int64_t>(mn), squall::op::min{});
+  squall::allreduce(std::span<const std::int64_t>(in), std::span<std::int64_t>(mx), squall::op::max{});
+  std::int64_t s0 = 0, s1 = 0, s2 = 0;
+  for (int i = 0; i < n; ++i) {
+    s0 += i + 1;
+    s1 -= i;
+    s2 += i * i;
+  }
+  EXPECT_EQ(sum, (std::array<std::int64_t, 3>{s0, s1, s2}));
+  EXPECT_EQ(mn, (std::array<std::int64_t, 3>{1, -(n - 1), 0}));
+  EXPECT_EQ(mx, (std::array<std::int64_t, 3>{n, 0, (n - 1) * (n - 1)}));
+
+  EXPECT_DOUBLE_EQ(squall::allreduce(0.5 * me, squall::op::max{}), 0.5 * (n - 1));
+  EXPECT_EQ(squall::allreduce(static_cast<float>(me), squall::op::min{}), 0.0f);
+
+  for (int root = 0; root < n; ++root) {
+    std::uint32_t out = 12345;
+    const std::uint32_t mine = 1u << me % 32;
+    squall::reduce(std::span<const std::uint32_t>(&mine, 1), std::span<std::uint32_t>(&out, 1),
+                   squall::op::sum{}, root);
+    std::uint32_t expect = 0;
+    for (int i = 0; i < n; ++i) expect += 1u << i % 32;
+    EXPECT_EQ(out, me == root ? expect : 12345u);
+  }
+}
+
+// A non-commutative user operator: 2x2 integer matrix product, combined in node order.
+struct mat {
+  std::int64_t a, b, c, d;
+  bool operator==(const mat&) const = default;
+};
+mat node_matrix(int i) { return {1, i + 1, 0, 1 + (i % 2)}; }
+
+TEST(Collectives, UserOperatorIsCombinedInNodeOrder) {
+  const int n = squall::nodes(), me = squall::node();
+  auto product = [](const mat& x, const mat& y) {
+    return mat{x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
+  };
+  mat expect = node_matrix(0);
+  for (int i = 1; i < n; ++i) expect = product(expect, node_matrix(i));
+  EXPECT_EQ(squall::allreduce(node_matrix(me), product), expect);
+  for (int root : {0, n - 1}) {
+    mat out{};
+    const mat mine = node_matrix(me);
+    squall::reduce(std::span<const mat>(&mine, 1), std::span<mat>(&out, 1), product, root);
+    if (me == root) {
+      EXPECT_EQ(out, expect);
+    }
+  }
+}
+
+// ---- fence: a message hops from node to node `hops` times before it stops. Every hop is
+// sent by a handler, so only termination detection can know when the last one ran.
+std::int64_t hops_done = 0;
+void on_hop(am::token&, std::int32_t remaining, std::int32_t stride) {
+  ++hops_done;
+  if (remaining > 0) {
+    const int n = squall::nodes();
+    am::send<on_hop>((squall::node() + stride) % n, remaining - 1, stride);
+  }
+}
+
+TEST(Fence, WaitsForMessagesSentByHandlers) {
+  const int n = squall::nodes(), me = squall::node();
+  for (unsigned factor : {1u, 64u}) {
+    am::set_aggregation(factor);
+    hops_done = 0;
+    squall::barrier();
+    constexpr int chains = 20, hops = 50;
+    for (int c = 0; c < chains; ++c) am::send<on_hop>((me + c) % n, std::int32_t{hops}, std::int32_t{c % n + 1});
+    squall::fence();
+    const std::int64_t total = squall::allreduce(hops_done);
+    EXPECT_EQ(total, std::int64_t{n} * chains * (hops + 1)) << "aggregation " << factor;
+    squall::barrier();
+  }
+  am::set_aggregation(1);
+}
+
+TEST(Fence, ReturnsAtOnceWhenNothingIsInFlight) {
+  for (int i = 0; i < 20; ++i) squall::fence();
+  SUCCEED();
+}
+
+}  // namespace
