@@ -56,7 +56,8 @@ void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t si
 std::uint32_t open_reply_slot(void* result, std::size_t size) {
   rt::node_runtime& nd = rt::require("am::call");
   if (engine::in_handler()) {
-    fatal("am::call inside a handler would wait for another handler; send a message instead");
+    fatal("a handler tried to wait (am::call inside a handler); handlers may only send - reply "
+          "with a message instead");
   }
   return rt::locked(nd, [&] { return nd.engine->open_slot(result, size); });
 }

@@ -1,5 +1,6 @@
 #include "transport/shm/ring.hpp"
 
+#include <cassert>
 #include <cstring>
 
 namespace squall::shm {
@@ -24,6 +25,7 @@ ring_producer::ring_producer(void* base, std::size_t capacity)
 
 bool ring_producer::try_push(std::span<const std::byte> head, std::span<const std::byte> body) {
   const std::size_t length = head.size() + body.size();
+  assert(length > 0 && length <= max_packet());
   const std::size_t size = header_bytes + round8(length);
   const std::size_t pos = head_ & (capacity_ - 1);
   // A packet never straddles the end: when it would not fit (with the zeroed slot after

@@ -32,8 +32,9 @@ class ring_producer {
   ring_producer() = default;
   ring_producer(void* base, std::size_t capacity);
 
-  // Copies head then body as one packet; false when there is no room now, in which case
-  // the producer_waiting flag asks the consumer to signal when it frees space.
+  // Copies head then body as one packet (at least one byte: an empty span means "no
+  // packet" to the consumer); false when there is no room now, in which case the
+  // producer_waiting flag asks the consumer to signal when it frees space.
   bool try_push(std::span<const std::byte> head, std::span<const std::byte> body = {});
   std::size_t max_packet() const { return capacity_ / 4; }
 

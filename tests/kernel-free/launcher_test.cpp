@@ -1,0 +1,118 @@
+// squallrun as a user meets it: lost nodes are reported by every survivor and the launcher
+// exits non-zero within seconds; bad flags, bad environment values and wire-level misuse
+// end with a message naming the cause.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct outcome {
+  int status = -1;  // exit status, or -1 if killed by a signal
+  std::string output;
+  double seconds = 0;
+};
+
+// Runs a shell command with a hard time limit, capturing stdout and stderr together.
+outcome run(const std::string& command, int limit_s = 30) {
+  outcome o;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string full = "timeout -s KILL " + std::to_string(limit_s) + " env " + command + " 2>&1";
+  FILE* p = popen(full.c_str(), "r");
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.output.append(buf, n);
+  const int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
+
+const std::string squallrun = SQUALLRUN_PATH;
+const std::string scenarios = SCENARIOS_PATH;
+
+int count_of(const std::string& text, const std::string& what) {
+  int c = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++c;
+  return c;
+}
+
+TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
+  const auto o = run(squallrun + " -n 4 " + scenarios + " kill-node 2");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, 10.0) << o.output;
+  EXPECT_NE(o.output.find("squallrun: node 2 (pid"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("killed by signal 9"), std::string::npos) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
+TEST(LostNode, NodeExitingWithoutFinalizeIsLost) {
+  const auto o = run(squallrun + " -n 8 " + scenarios + " exit-early 5");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, 10.0) << o.output;
+  EXPECT_NE(o.output.find("exited without calling squall::finalize"), std::string::npos) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 5 was lost"), 7) << o.output;
+}
+
+TEST(WireErrors, UnregisteredHandlerIdIsNamed) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " unregistered");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("node 1: received an active message for handler id"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("from node 0"), std::string::npos) << o.output;
+}
+
+TEST(WireErrors, CollectiveMismatchIsReported) {
+  const auto o = run(squallrun + " -n 3 " + scenarios + " mismatch");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("collective mismatch"), std::string::npos) << o.output;
+}
+
+TEST(WireErrors, HandlerThatWaitsIsReported) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " handler-waits");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("a handler tried to wait"), std::string::npos) << o.output;
+}
+
+TEST(Launcher, StatsReportAtFinalize) {
+  const auto o = run("SQUALL_STATS=1 " + squallrun + " -n 3 " + scenarios + " stats");
+  EXPECT_EQ(o.status, 0) << o.output;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(o.output.find("squall stats, node " + std::to_string(i) + " of 3"), std::string::npos) << o.output;
+  }
+  EXPECT_NE(o.output.find("am.messages_sent"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("on_hello"), std::string::npos) << o.output;
+}
+
+TEST(Launcher, BadFlagsAreRejected) {
+  for (const std::string args : {"-n 0 /bin/true", "-n abc /bin/true", "-n 2", "/bin/true",
+                                  "-n 2 --aggregation 0 /bin/true", "-n 2 --ring-bytes 100000 /bin/true",
+                                  "-n 2 --bogus /bin/true"}) {
+    const auto o = run(squallrun + " " + args);
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
+    EXPECT_NE(o.output.find("squallrun: "), std::string::npos) << args << "\n" << o.output;
+  }
+  const auto missing = run(squallrun + " -n 2 /nonexistent/program");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.output.find("cannot run '/nonexistent/program'"), std::string::npos) << missing.output;
+}
+
+TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
+  for (const std::string env : {"SQUALL_AGGREGATION=abc", "SQUALL_AGGREGATION=0", "SQUALL_SPIN_US=-3",
+                                 "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2"}) {
+    const auto o = run(env + " " + squallrun + " -n 2 " + scenarios + " stats");
+    EXPECT_NE(o.status, 0) << env;
+    const std::string var = env.substr(0, env.find('='));
+    EXPECT_NE(o.output.find(var + " must be"), std::string::npos) << env << "\n" << o.output;
+  }
+}
+
+TEST(Launcher, ProgramWithoutLauncherIsOneNode) {
+  const auto o = run(scenarios + " stats");
+  EXPECT_EQ(o.status, 0) << o.output;
+}
+
+}  // namespace

@@ -1,0 +1,71 @@
+// Programs that misbehave on purpose, run by launcher_test under squallrun:
+//   kill-node K       node K is killed by SIGKILL while the others wait in a barrier
+//   exit-early K      node K exits (status 0) without calling finalize
+//   unregistered      node 0 sends a handler id that node 1 has not registered
+//   mismatch          node 0 calls barrier while the others call broadcast
+//   handler-waits     a handler calls am::call
+//   stats             exchanges a few messages and finalizes (run with SQUALL_STATS=1)
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <squall/squall.h>
+#include <squall/squall.hpp>
+
+namespace am = squall::am;
+
+namespace {
+
+void only_on_node_0(int, const void*, size_t, const void*, size_t) {}
+int on_value(am::token&, int x) { return x; }
+void on_waits(am::token& t) { am::call<on_value>(t.source(), 1); }
+void on_hello(am::token&, int) {}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const int victim = argc > 2 ? std::atoi(argv[2]) : 1;
+  const char* node_env = std::getenv("SQUALL_NODE");
+  std::uint32_t stray = 0;
+  if (mode == "unregistered" && node_env && std::strcmp(node_env, "0") == 0) {
+    stray = squall_am_register("only_on_node_0", only_on_node_0);
+  }
+  squall::runtime rt(&argc, &argv);
+  const int me = squall::node();
+  if (mode == "kill-node") {
+    if (me == victim) raise(SIGKILL);
+    for (;;) squall::barrier();
+  } else if (mode == "exit-early") {
+    if (me == victim) std::exit(0);
+    for (;;) squall::barrier();
+  } else if (mode == "unregistered") {
+    if (me == 0) {
+      squall_am_send(1, stray, nullptr, 0, nullptr, 0);
+      am::flush();
+    }
+    for (;;) squall::barrier();
+  } else if (mode == "mismatch") {
+    int x = 0;
+    if (me == 0) {
+      squall::barrier();
+    } else {
+      squall::broadcast(x, 1);
+    }
+    for (;;) squall::barrier();
+  } else if (mode == "handler-waits") {
+    if (me == 0) am::send<on_waits>(1);
+    for (;;) squall::barrier();
+  } else if (mode == "stats") {
+    for (int d = 0; d < squall::nodes(); ++d) am::send<on_hello>(d, me);
+    squall::fence();
+  } else {
+    std::fprintf(stderr, "scenarios: unknown mode '%s'\n", mode.c_str());
+    return 2;
+  }
+  return 0;
+}
