@@ -74,7 +74,9 @@ TEST(Ring, OrderAndContentAcrossWrapArounds) {
       const std::size_t n = sizes[received];
       ASSERT_EQ(got.size(), n);
       const auto head = packet_for(received, n / 2), body = packet_for(received + 1000, n - n / 2);
-      ASSERT_EQ(std::memcmp(got.data(), head.data(), head.size()), 0);
+      if (!head.empty()) {
+        ASSERT_EQ(std::memcmp(got.data(), head.data(), head.size()), 0);
+      }
       ASSERT_EQ(std::memcmp(got.data() + head.size(), body.data(), body.size()), 0);
       ++received;
       cons.release();

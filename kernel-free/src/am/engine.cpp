@@ -326,7 +326,7 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
     fatal("bulk fragment from node %d out of order", src);
   }
   if (r.received + bytes.size() > r.total) fatal("bulk transfer from node %d overruns its size", src);
-  std::memcpy(r.data.get() + r.received, bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(r.data.get() + r.received, bytes.data(), bytes.size());
   r.received += bytes.size();
   if (r.received < r.total) return;
 

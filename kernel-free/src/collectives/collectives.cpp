@@ -98,7 +98,7 @@ void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t elem
   tree_reduce(op, acc.data(), count, elem, combine);
   if (all) {
     tree_broadcast(op, acc.data(), bytes, 0, 1);
-    std::memcpy(out, acc.data(), bytes);
+    if (bytes != 0) std::memcpy(out, acc.data(), bytes);
     return;
   }
   if (root != 0) {  // the result is complete on node 0; hand it to root

@@ -42,7 +42,7 @@ bool ring_producer::try_push(std::span<const std::byte> head, std::span<const st
       if (head_ + needed - cached_tail_ > capacity_) return false;
     }
   }
-  std::memcpy(data_ + at + header_bytes, head.data(), head.size());
+  if (!head.empty()) std::memcpy(data_ + at + header_bytes, head.data(), head.size());
   if (!body.empty()) std::memcpy(data_ + at + header_bytes + head.size(), body.data(), body.size());
   header_at(data_, at + size).store(0, std::memory_order_relaxed);
   header_at(data_, at).store(valid_flag | length, std::memory_order_release);
