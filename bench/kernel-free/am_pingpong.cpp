@@ -42,17 +42,17 @@ double flag_pingpong(std::atomic<std::uint64_t>& flag, int me) {
 }
 
 double am_pingpong(int me) {
-  squall::barrier();
+  pongs = 0;
+  stop = false;
+  squall::barrier();  // state is reset everywhere before the first message
   const auto t0 = std::chrono::steady_clock::now();
   if (me == 0) {
-    pongs = 0;
     for (std::uint64_t i = 0; i < iterations; ++i) {
       squall::am::send<on_ping>(1, i);
       squall::am::wait_until([&] { return pongs == i + 1; });
     }
     squall::am::send<on_stop>(1);
   } else {
-    stop = false;
     squall::am::wait_until([] { return stop; });
   }
   return squall::bench::seconds_since(t0) / iterations * 1e6;

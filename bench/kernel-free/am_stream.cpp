@@ -26,16 +26,16 @@ void on_stop(squall::am::token&) { stop = true; }
 // Seconds for k messages and the round trip that closes them, on node 0.
 double stream_round(int me, int k, unsigned factor) {
   squall::am::set_aggregation(factor);
-  squall::barrier();
+  answered = false;
+  stop = false;
+  squall::barrier();  // state is reset everywhere before the first message
   const auto t0 = std::chrono::steady_clock::now();
   if (me == 0) {
-    answered = false;
     for (int i = 0; i < k; ++i) squall::am::send<on_item>(1, std::uint64_t(i));
     squall::am::send<on_last>(1);
     squall::am::wait_until([] { return answered; });
     squall::am::send<on_stop>(1);
   } else if (me == 1) {
-    stop = false;
     squall::am::wait_until([] { return stop; });
   }
   const double s = squall::bench::seconds_since(t0);

@@ -1,0 +1,35 @@
+#pragma once
+// Wall-clock time accumulated per named phase, kept in first-use order for printing.
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace squall::apps {
+
+class PhaseTimer {
+ public:
+  // Times one interval of a phase from construction to destruction.
+  class Scope {
+   public:
+    Scope(PhaseTimer& timer, std::string phase);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    PhaseTimer& timer_;
+    std::string phase_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+  Scope time(std::string phase) { return Scope(*this, std::move(phase)); }
+  void add(const std::string& phase, double seconds);
+  double seconds(const std::string& phase) const;  // 0 for a phase never timed
+  const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
+
+ private:
+  std::vector<std::pair<std::string, double>> phases_;
+};
+
+}  // namespace squall::apps

@@ -1,0 +1,68 @@
+#include "squall/apps/options.hpp"
+
+#include <cstdlib>
+
+namespace squall::apps {
+namespace {
+
+std::uint64_t parse_count(const std::string& name, const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0') {
+    throw OptionError("--" + name + ": expected a non-negative integer, got '" + text + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+Options::Options(int argc, const char* const* argv) {
+  std::string current;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.size() > 2 && word.compare(0, 2, "--") == 0) {
+      current = word.substr(2);
+      if (values_.count(current)) throw OptionError("--" + current + " given twice");
+      values_[current];
+    } else if (current.empty()) {
+      throw OptionError("unexpected argument '" + word + "' (options are --name value)");
+    } else {
+      values_[current].push_back(word);
+    }
+  }
+}
+
+const std::vector<std::string>* Options::take(const std::string& name, std::size_t arity) {
+  auto it = values_.find(name);
+  if (it == values_.end()) return nullptr;
+  read_[name] = true;
+  if (it->second.size() != arity) {
+    throw OptionError("--" + name + " takes " + std::to_string(arity) + " value(s), got " +
+                      std::to_string(it->second.size()));
+  }
+  return &it->second;
+}
+
+bool Options::flag(const std::string& name) { return take(name, 0) != nullptr; }
+
+std::uint64_t Options::count(const std::string& name, std::uint64_t fallback) {
+  const auto* values = take(name, 1);
+  return values ? parse_count(name, values->front()) : fallback;
+}
+
+std::vector<std::uint64_t> Options::counts(const std::string& name,
+                                           std::vector<std::uint64_t> fallback) {
+  const auto* values = take(name, fallback.size());
+  if (!values) return fallback;
+  std::vector<std::uint64_t> result;
+  for (const auto& text : *values) result.push_back(parse_count(name, text));
+  return result;
+}
+
+void Options::finish() const {
+  for (const auto& [name, values] : values_) {
+    if (!read_.count(name)) throw OptionError("unknown option --" + name);
+  }
+}
+
+}  // namespace squall::apps

@@ -1,0 +1,150 @@
+// The shared pieces: keyed random numbers, checksums, options and figures.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "squall/apps/checksum.hpp"
+#include "squall/apps/counter_rng.hpp"
+#include "squall/apps/figures.hpp"
+#include "squall/apps/options.hpp"
+
+namespace squall::apps {
+namespace {
+
+// Known-answer vectors published with Random123 (kat_vectors, philox4x32 with 10 rounds).
+TEST(Philox, MatchesPublishedKnownAnswers) {
+  using Words = std::array<std::uint32_t, 4>;
+  EXPECT_EQ(philox4x32_10({0, 0, 0, 0}, {0, 0}), (Words{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+            (Words{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
+            (Words{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+}
+
+TEST(KeyedRandom, SameKeyGivesSameDrawsWhateverTheOrder) {
+  KeyedRandom first(7, Stream::kTest, 12345, 3);
+  std::vector<std::uint64_t> expected;
+  for (int i = 0; i < 10; ++i) expected.push_back(first.next_u64());
+  // Interleave with other entities: their draws must not disturb this entity's stream.
+  KeyedRandom other(7, Stream::kTest, 12346, 3);
+  KeyedRandom again(7, Stream::kTest, 12345, 3);
+  for (int i = 0; i < 10; ++i) {
+    other.next_u64();
+    EXPECT_EQ(again.next_u64(), expected[i]);
+  }
+}
+
+TEST(KeyedRandom, SeedStreamEntityAndStepEachChangeTheDraws) {
+  const std::uint64_t base = KeyedRandom(1, Stream::kTest, 5, 2).next_u64();
+  EXPECT_NE(KeyedRandom(2, Stream::kTest, 5, 2).next_u64(), base);
+  EXPECT_NE(KeyedRandom(1, Stream::kCollision, 5, 2).next_u64(), base);
+  EXPECT_NE(KeyedRandom(1, Stream::kTest, 6, 2).next_u64(), base);
+  EXPECT_NE(KeyedRandom(1, Stream::kTest, 5, 3).next_u64(), base);
+  EXPECT_NE(KeyedRandom(1, Stream::kTest, 5ull << 32, 2).next_u64(), base);
+}
+
+TEST(KeyedRandom, UniformAndNormalHaveTheRightMoments) {
+  constexpr int kDraws = 200000;
+  double uniform_sum = 0, normal_sum = 0, normal_square = 0;
+  KeyedRandom random(3, Stream::kTest, 0);
+  for (int i = 0; i < kDraws; ++i) {
+    const double u = random.uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    uniform_sum += u;
+    const double z = random.normal();
+    normal_sum += z;
+    normal_square += z * z;
+  }
+  EXPECT_NEAR(uniform_sum / kDraws, 0.5, 0.003);
+  EXPECT_NEAR(normal_sum / kDraws, 0.0, 0.01);
+  EXPECT_NEAR(normal_square / kDraws, 1.0, 0.01);
+}
+
+TEST(KeyedRandom, BelowCoversItsRangeEvenly) {
+  KeyedRandom random(4, Stream::kTest, 0);
+  std::array<int, 7> histogram{};
+  for (int i = 0; i < 70000; ++i) {
+    const std::uint32_t value = random.below(7);
+    ASSERT_LT(value, 7u);
+    ++histogram[value];
+  }
+  for (int count : histogram) EXPECT_NEAR(count, 10000, 400);
+  EXPECT_EQ(random.below(1), 0u);
+}
+
+TEST(KeyedRandom, PoissonHasItsMeanAndRespectsTheCap) {
+  KeyedRandom random(5, Stream::kTest, 0);
+  double sum = 0, square = 0;
+  constexpr int kDraws = 100000;
+  for (int i = 0; i < kDraws; ++i) {
+    const double k = random.poisson(6.5, 255);
+    sum += k;
+    square += k * k;
+  }
+  const double mean = sum / kDraws;
+  EXPECT_NEAR(mean, 6.5, 0.05);
+  EXPECT_NEAR(square / kDraws - mean * mean, 6.5, 0.15);  // variance = mean
+  EXPECT_LE(random.poisson(100.0, 3), 3u);
+}
+
+TEST(Checksum, DependsOnValuesAndOrderButNotOnSubQuantumNoise) {
+  Checksum a, b, c, d;
+  a.add_quantised(1.0, 1e-9);
+  a.add_quantised(2.0, 1e-9);
+  b.add_quantised(1.0 + 1e-13, 1e-9);
+  b.add_quantised(2.0, 1e-9);
+  c.add_quantised(2.0, 1e-9);
+  c.add_quantised(1.0, 1e-9);
+  d.add_quantised(1.0, 1e-9);
+  d.add_quantised(2.0 + 1e-8, 1e-9);
+  EXPECT_EQ(a.value(), b.value());
+  EXPECT_NE(a.value(), c.value());
+  EXPECT_NE(a.value(), d.value());
+  EXPECT_EQ(a.hex().size(), 16u);
+  EXPECT_EQ(Checksum{}.hex(), "cbf29ce484222325");
+}
+
+TEST(Options, ReadsValuesFlagsAndDefaults) {
+  const char* argv[] = {"prog", "--nodes", "100", "--cells", "3", "4", "5", "--json"};
+  Options options(8, argv);
+  EXPECT_EQ(options.count("nodes", 7), 100u);
+  EXPECT_EQ(options.count("steps", 7), 7u);
+  EXPECT_EQ(options.counts("cells", {1, 1, 1}), (std::vector<std::uint64_t>{3, 4, 5}));
+  EXPECT_TRUE(options.flag("json"));
+  EXPECT_FALSE(options.flag("help"));
+  EXPECT_NO_THROW(options.finish());
+}
+
+TEST(Options, RejectsMistakesWithTheOptionsName) {
+  const char* unknown[] = {"prog", "--nodez", "5"};
+  Options misspelt(3, unknown);
+  misspelt.count("nodes", 1);
+  EXPECT_THROW(misspelt.finish(), OptionError);
+
+  const char* negative[] = {"prog", "--nodes", "-5"};
+  Options with_negative(3, negative);
+  EXPECT_THROW(with_negative.count("nodes", 1), OptionError);
+
+  const char* missing[] = {"prog", "--nodes"};
+  Options without_value(2, missing);
+  EXPECT_THROW(without_value.count("nodes", 1), OptionError);
+
+  const char* stray[] = {"prog", "5"};
+  EXPECT_THROW(Options(2, stray), OptionError);
+}
+
+TEST(Figures, PrintsOneJsonObjectOnOneLine) {
+  Figures figures;
+  figures.add("app", std::string("x\"y"));
+  figures.add("count", std::int64_t{42});
+  figures.add("ratio", 0.25);
+  std::ostringstream out;
+  figures.print_json(out);
+  EXPECT_EQ(out.str(), "{\"app\":\"x\\\"y\",\"count\":42,\"ratio\":0.25}\n");
+}
+
+}  // namespace
+}  // namespace squall::apps
