@@ -45,6 +45,7 @@ payload as_payload(const T* data, std::size_t count) {
 }
 
 class token;
+struct handler_entry;  // a registered handler (opaque outside the library)
 
 namespace detail {
 
@@ -52,8 +53,9 @@ namespace detail {
 using dispatch_fn = void (*)(token&, const void* ctx, const std::byte* args, std::size_t args_len,
                              payload, std::uint32_t reply_slot);
 
-handler_id register_handler(std::string_view name, dispatch_fn fn, const void* ctx = nullptr);
-void send_raw(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx = nullptr);
+handler_id id_of(const handler_entry* h);
+void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot);
 std::uint32_t open_reply_slot(void* result, std::size_t size);
 void wait_reply(std::uint32_t slot);
@@ -132,7 +134,7 @@ void dispatch(token& t, const void* ctx, const std::byte* args, std::size_t args
 
 template <auto F>
 struct registration {
-  static inline const handler_id id = register_handler(handler_name<F>(), &dispatch<F>);
+  static inline const handler_entry* const entry = register_handler(handler_name<F>(), &dispatch<F>);
 };
 
 template <auto F>
@@ -160,10 +162,10 @@ void send_with_slot(int dest, std::uint32_t slot, A&&... a) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       pack<typename H::args>(buf, std::get<I>(all)...);
     }(std::make_index_sequence<k>{});
-    send_raw(dest, registration<F>::id, buf, n, payload(std::get<k>(all)), slot);
+    send_raw(dest, registration<F>::entry, buf, n, payload(std::get<k>(all)), slot);
   } else {
     pack<typename H::args>(buf, std::forward<A>(a)...);
-    send_raw(dest, registration<F>::id, buf, n, payload{}, slot);
+    send_raw(dest, registration<F>::entry, buf, n, payload{}, slot);
   }
 }
 
@@ -240,7 +242,7 @@ class bulk_handle {
 };
 
 namespace detail {
-bulk_handle bulk_send_raw(int dest, handler_id id, const void* args, std::size_t args_len,
+bulk_handle bulk_send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,
                           payload data);
 }
 
@@ -258,12 +260,12 @@ bulk_handle bulk_send(int dest, A&&... a) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     detail::pack<typename H::args>(buf, std::get<I>(all)...);
   }(std::make_index_sequence<k>{});
-  return detail::bulk_send_raw(dest, detail::registration<F>::id, buf, n, payload(std::get<k>(all)));
+  return detail::bulk_send_raw(dest, detail::registration<F>::entry, buf, n, payload(std::get<k>(all)));
 }
 
 template <auto F>
 handler_id id_of() {
-  return detail::registration<F>::id;
+  return detail::id_of(detail::registration<F>::entry);
 }
 
 void flush();          // sends every partly filled packet now

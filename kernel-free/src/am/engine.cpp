@@ -14,8 +14,6 @@ namespace {
 
 thread_local bool running_handler = false;
 
-const int messages_sent = stats::counter_slot("am.messages_sent");
-const int messages_received = stats::counter_slot("am.messages_received");
 const int packets_sent = stats::counter_slot("am.packets_sent");
 const int packets_received = stats::counter_slot("am.packets_received");
 const int packets_queued = stats::counter_slot("am.packets_queued");
@@ -68,10 +66,10 @@ engine::engine(transport& t, int me, int nodes)
   for (int i = 1; i <= nodes; ++i) poll_order_.push_back((me + i) % nodes);
 }
 
-void engine::send(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
-                  std::uint32_t reply_slot) {
-  const handler_entry* e = find_handler(id);
-  if (e == nullptr) throw usage_error(format("am::send: no handler has id %#x", id));
+void engine::send(int dest, const handler_entry& h_entry, const void* args, std::size_t args_len,
+                  payload data, std::uint32_t reply_slot) {
+  const handler_entry* e = &h_entry;
+  const handler_id id = e->id;
   if (data.size() > max_payload_) {
     throw usage_error(format("am::send to %.*s: payload of %zu bytes exceeds the limit of %zu "
                              "bytes (am::max_payload(); use am::bulk_send for larger data)",
@@ -96,7 +94,6 @@ void engine::send(int dest, handler_id id, const void* args, std::size_t args_le
   auto& hs = stats::handler_at(e->index);
   stats::bump(hs.sent);
   stats::bump(hs.sent_bytes, args_len + data.size());
-  count(messages_sent);
   if (!e->internal) stats::bump(user_sent_);
   if (o.count >= aggregation_) flush(dest);
 }
@@ -126,10 +123,11 @@ void engine::flush_all() {
   push_queued();
 }
 
-std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, handler_id id, const void* args,
-                                                      std::size_t args_len, payload data) {
-  const handler_entry* e = find_handler(id);
-  if (e == nullptr) throw usage_error(format("am::bulk_send: no handler has id %#x", id));
+std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, const handler_entry& h_entry,
+                                                      const void* args, std::size_t args_len,
+                                                      payload data) {
+  const handler_entry* e = &h_entry;
+  const handler_id id = e->id;
   flush(dest);  // what was sent before goes first
   outgoing& o = out_[dest];
   const bool was_empty = o.count == 0 && o.queue.empty();
@@ -150,7 +148,6 @@ std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, handler_id id, c
   auto& hs = stats::handler_at(e->index);
   stats::bump(hs.sent);
   stats::bump(hs.sent_bytes, args_len + data.size());
-  count(messages_sent);
   count(bulk_transfers);
   if (!e->internal) stats::bump(user_sent_);
   push_queued();
@@ -158,7 +155,7 @@ std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, handler_id id, c
 }
 
 bool engine::push_bulk(int dest, queued& q) {
-  static const handler_id fragment_id = detail::registration<&on_bulk_fragment>::id;
+  static const handler_id fragment_id = detail::registration<&on_bulk_fragment>::entry->id;
   do {
     // Head: record header, the fragment's own arguments, and (first fragment only) the
     // target handler's arguments; body: the next chunk of the caller's buffer.
@@ -229,6 +226,7 @@ std::size_t engine::poll() {
     }
   }
   if (handled != 0) {
+    handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     for (int d = 0; d < nodes_; ++d) {
       if (out_[d].by_handler) flush(d);
     }
@@ -240,6 +238,7 @@ std::size_t engine::poll() {
 void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
   const std::byte* p = packet.data();
   const std::byte* end = p + packet.size();
+  const handler_entry* e = nullptr;  // packets often hold runs of one handler
   while (p < end) {
     record_header h;
     if (end - p < static_cast<std::ptrdiff_t>(sizeof h)) fatal("corrupt packet from node %d", src);
@@ -249,32 +248,37 @@ void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
     if (data + h.payload_len > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
     // The last record of a packet may end without its padding (bulk fragments do).
     p = std::min(data + round8(h.payload_len), end);
-    run_handler(src, h, args, payload(data, h.payload_len));
+    if (e == nullptr || e->id != h.handler) e = lookup(src, h.handler);
+    run_handler(src, *e, h, args, payload(data, h.payload_len));
   }
 }
 
-void engine::run_handler(int src, const record_header& h, const std::byte* args, payload data) {
-  const handler_entry* e = find_handler(h.handler);
+const handler_entry* engine::lookup(int src, handler_id id) {
+  const handler_entry* e = find_handler(id);
   if (e == nullptr) {
     fatal("received an active message for handler id %#x from node %d, but no handler with that "
           "id is registered here (do all nodes run the same program?)",
-          h.handler, src);
+          id, src);
   }
-  auto& hs = stats::handler_at(e->index);
+  return e;
+}
+
+void engine::run_handler(int src, const handler_entry& e, const record_header& h,
+                         const std::byte* args, payload data) {
+  auto& hs = stats::handler_at(e.index);
   stats::bump(hs.received);
   stats::bump(hs.received_bytes, h.args_len + data.size());
-  count(messages_received);
   token t(src);
   const bool nested = running_handler;  // a bulk delivery runs inside its fragment's handler
   running_handler = true;
   try {
-    e->fn(t, e->ctx, args, h.args_len, data, h.reply_slot);
+    e.fn(t, e.ctx, args, h.args_len, data, h.reply_slot);
   } catch (const std::exception& ex) {
-    fatal("active-message handler %.*s failed: %s", static_cast<int>(e->name.size()), e->name.data(),
+    fatal("active-message handler %.*s failed: %s", static_cast<int>(e.name.size()), e.name.data(),
           ex.what());
   }
   running_handler = nested;
-  if (!e->internal) stats::bump(user_handled_);
+  if (!e.internal) stats::bump(user_handled_);
 }
 
 std::uint32_t engine::open_slot(void* result, std::size_t size) {
@@ -336,8 +340,8 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
   const record_header h{r.target, static_cast<std::uint32_t>(args.size()),
                         static_cast<std::uint32_t>(std::min<std::uint64_t>(r.total, UINT32_MAX)), 0};
   // Counted like any message of the target handler, then acknowledged (remote completion).
-  run_handler(src, h, args.data(), payload(data.get(), r.total));
-  send(src, detail::registration<&on_bulk_ack>::id, &op, sizeof op, {}, 0);
+  run_handler(src, *lookup(src, r.target), h, args.data(), payload(data.get(), r.total));
+  send(src, *detail::registration<&on_bulk_ack>::entry, &op, sizeof op, {}, 0);
 }
 
 void engine::bulk_acked(std::uint32_t op) {

@@ -11,6 +11,7 @@
 
 #include <squall/am.hpp>
 
+#include "am/registry.hpp"
 #include "transport/transport.hpp"
 
 namespace squall::am {
@@ -38,9 +39,9 @@ class engine {
  public:
   engine(transport& t, int me, int nodes);
 
-  void send(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+  void send(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data,
             std::uint32_t reply_slot);
-  std::shared_ptr<detail::bulk_state> bulk_send(int dest, handler_id id, const void* args,
+  std::shared_ptr<detail::bulk_state> bulk_send(int dest, const handler_entry& h, const void* args,
                                                 std::size_t args_len, payload data);
   void flush(int dest);
   void flush_all();
@@ -52,6 +53,9 @@ class engine {
   void push_queued();
 
   bool has_unsent() const { return unsent_.load(std::memory_order_relaxed) != 0; }
+  // Advances whenever a poll handled something: a waiter spinning without the lock
+  // watches it to learn that another thread ran handlers.
+  std::uint64_t handled_epoch() const { return handled_epoch_.load(std::memory_order_acquire); }
   std::size_t queued_bytes(int dest) const { return out_[dest].queued_bytes; }
 
   void set_aggregation(unsigned k) { aggregation_ = k; }
@@ -110,7 +114,9 @@ class engine {
 
   bool push_bulk(int dest, queued& q);  // true when the last fragment is out
   void dispatch_packet(int src, std::span<const std::byte> packet);
-  void run_handler(int src, const record_header& h, const std::byte* args, payload data);
+  const handler_entry* lookup(int src, handler_id id);  // fatal if unknown
+  void run_handler(int src, const handler_entry& e, const record_header& h, const std::byte* args,
+                   payload data);
 
   transport& t_;
   int me_, nodes_;
@@ -124,7 +130,8 @@ class engine {
   std::vector<slot_state> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::atomic<std::uint64_t> user_sent_{0}, user_handled_{0};
-  std::atomic<int> unsent_{0};  // destinations with a partly filled or queued packet
+  std::atomic<int> unsent_{0};
+  std::atomic<std::uint64_t> handled_epoch_{0};  // destinations with a partly filled or queued packet
 };
 
 extern engine* current_engine;  // this node's engine, for internal handlers

@@ -41,7 +41,9 @@ handler_id hash_name(std::string_view name) {
 
 namespace detail {
 
-handler_id register_handler(std::string_view name, dispatch_fn fn, const void* ctx) {
+handler_id id_of(const handler_entry* h) { return h->id; }
+
+const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx) {
   auto& r = reg();
   std::lock_guard g(r.mutex);
   const handler_id id = hash_name(name);
@@ -49,7 +51,7 @@ handler_id register_handler(std::string_view name, dispatch_fn fn, const void* c
   for (; const handler_entry* e = r.slots[i].load(std::memory_order_acquire);
        i = (i + 1) & (table_size - 1)) {
     if (e->id != id) continue;
-    if (e->name == name && e->fn == fn && e->ctx == ctx) return id;  // registered twice: fine
+    if (e->name == name && e->fn == fn && e->ctx == ctx) return e;  // registered twice: fine
     fatal("active-message handlers '%.*s' and '%.*s' have the same id %#x (or one name was "
           "registered twice with different functions); rename one",
           static_cast<int>(e->name.size()), e->name.data(), static_cast<int>(name.size()),
@@ -65,7 +67,7 @@ handler_id register_handler(std::string_view name, dispatch_fn fn, const void* c
   e.index = static_cast<int>(r.entries.size()) - 1;
   e.internal = name.starts_with("squall::");
   r.slots[i].store(&e, std::memory_order_release);
-  return id;
+  return &e;
 }
 
 }  // namespace detail

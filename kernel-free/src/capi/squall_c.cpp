@@ -67,20 +67,21 @@ uint32_t squall_am_register(const char* name, squall_am_handler fn) {
     last_error = "squall: squall_am_register: name and function must not be null";
     return 0;
   }
-  return squall::am::detail::register_handler(name, &dispatch_c, reinterpret_cast<const void*>(fn));
+  return squall::am::detail::register_handler(name, &dispatch_c, reinterpret_cast<const void*>(fn))->id;
 }
 
 int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len,
                    const void* payload, size_t payload_len) {
   return guarded([&] {
-    if (squall::am::find_handler(handler) == nullptr) {
+    const squall::am::handler_entry* h = squall::am::find_handler(handler);
+    if (h == nullptr) {
       throw squall::usage_error("squall_am_send: handler id " + std::to_string(handler) +
                                 " is not registered (squall_am_register)");
     }
     if (args_len > squall::am::detail::max_args_bytes) {
       throw squall::usage_error("squall_am_send: arguments exceed 1 KiB; send them as a payload");
     }
-    squall::am::detail::send_raw(dest, handler, args, args_len,
+    squall::am::detail::send_raw(dest, h, args, args_len,
                                  squall::am::payload(static_cast<const std::byte*>(payload), payload_len), 0);
   });
 }

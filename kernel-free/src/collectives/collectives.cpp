@@ -116,7 +116,10 @@ void fence() {
   // prove that nothing is in flight (the four-counter method).
   std::uint64_t previous[2] = {~0ull, ~0ull};
   for (;;) {
-    rt::locked(nd, [&] { nd.engine->flush_all(); });
+    rt::locked(nd, [&] {
+      nd.engine->flush_all();
+      nd.engine->poll();
+    });
     const std::uint64_t local[2] = {nd.engine->user_sent(), nd.engine->user_handled()};
     std::uint64_t total[2];
     {

@@ -8,8 +8,8 @@ namespace squall::am {
 namespace {
 
 rt::node_runtime& checked(const char* api, int dest) {
-  rt::node_runtime& nd = rt::require(api);
-  if (dest < 0 || dest >= nd.n) {
+  rt::node_runtime& nd = rt::require_fast(api);
+  if (static_cast<unsigned>(dest) >= static_cast<unsigned>(nd.n)) [[unlikely]] {
     throw usage_error(format("%s: node %d does not exist (the job has nodes 0..%d)", api, dest, nd.n - 1));
   }
   return nd;
@@ -38,17 +38,17 @@ void limit_queue(rt::node_runtime& nd, int dest) {
 
 namespace detail {
 
-void send_raw(int dest, handler_id id, const void* args, std::size_t args_len, payload data,
+void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot) {
   rt::node_runtime& nd = checked("am::send", dest);
-  rt::locked(nd, [&] { nd.engine->send(dest, id, args, args_len, data, reply_slot); });
+  rt::locked(nd, [&] { nd.engine->send(dest, *h, args, args_len, data, reply_slot); });
   limit_queue(nd, dest);
 }
 
 void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size) {
   rt::node_runtime& nd = checked("am::call (reply)", dest);
   rt::locked(nd, [&] {
-    nd.engine->send(dest, registration<&on_reply>::id, &slot, sizeof slot,
+    nd.engine->send(dest, *registration<&on_reply>::entry, &slot, sizeof slot,
                     payload(static_cast<const std::byte*>(result), size), 0);
   });
 }
@@ -79,9 +79,10 @@ void wait_reply(std::uint32_t slot) {
 
 void wait_until(bool (*pred)(void*), void* ctx) { rt::wait_until(rt::require("am::wait_until"), pred, ctx); }
 
-bulk_handle bulk_send_raw(int dest, handler_id id, const void* args, std::size_t args_len, payload data) {
+bulk_handle bulk_send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,
+                          payload data) {
   rt::node_runtime& nd = checked("am::bulk_send", dest);
-  auto state = rt::locked(nd, [&] { return nd.engine->bulk_send(dest, id, args, args_len, data); });
+  auto state = rt::locked(nd, [&] { return nd.engine->bulk_send(dest, *h, args, args_len, data); });
   return bulk_handle(std::move(state));
 }
 

@@ -42,6 +42,13 @@ struct node_runtime {
 node_runtime& require(const char* api);
 node_runtime* current();  // nullptr outside init..finalize
 
+// The same check on the message path: one load.
+extern std::atomic<node_runtime*> running_node;
+inline node_runtime& require_fast(const char* api) {
+  node_runtime* nd = running_node.load(std::memory_order_acquire);
+  return nd != nullptr ? *nd : require(api);
+}
+
 // Waiting (waiting.cpp).
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
 void start_progress_thread(node_runtime& nd);

@@ -62,6 +62,8 @@ shm::job_area attach_job(int& me, int& n) {
 
 }  // namespace
 
+std::atomic<node_runtime*> running_node{nullptr};
+
 node_runtime* current() { return current_phase.load() == phase::running ? the_node : nullptr; }
 
 node_runtime& require(const char* api) {
@@ -96,6 +98,7 @@ void init(int*, char***) {
   nd->control().state.store(shm::running);
   the_node = nd;
   current_phase.store(phase::running);
+  running_node.store(nd, std::memory_order_release);
   start_progress_thread(*nd);
   barrier();
 }
@@ -107,6 +110,7 @@ void finalize() {
   if (nd.config.stats) print_report(nd);
   stop_progress_thread(nd);
   nd.control().state.store(shm::finalized);
+  running_node.store(nullptr, std::memory_order_release);
   current_phase.store(phase::finalized);
   // The node's memory stays mapped: a slower node may still write into our rings.
 }

@@ -110,24 +110,29 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   };
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   std::int64_t spin_until = now_ns() + nd.config.wait_spin_ns;
-  unsigned spins = 0;
   while (!poll_and_test()) {
-    // Reading the clock costs as much as a poll: look at it (and for a lost node) only
-    // every 64 turns. Work done since restarts the spin period: a busy node never sleeps.
-    if ((++spins & 63) != 0) {
+    // Spin without the lock until a packet arrives, another thread runs handlers, or a
+    // queued packet may find room. The clock (and a lost node) is looked at every 64 turns.
+    const std::uint64_t epoch = nd.engine->handled_epoch();
+    bool sleep = false;
+    for (unsigned spins = 1; !nd.transport->any_incoming() && nd.engine->handled_epoch() == epoch &&
+                             !nd.engine->has_unsent();
+         ++spins) {
       cpu_relax();
-      continue;
-    }
-    nd.check_abort();
-    const std::int64_t now = now_ns();
-    if (worked) {
-      spin_until = now + nd.config.wait_spin_ns;
-      worked = false;
-    }
-    if (now < spin_until) {
+      if ((spins & 63) != 0) continue;
+      nd.check_abort();
+      const std::int64_t now = now_ns();
+      if (worked) {
+        spin_until = now + nd.config.wait_spin_ns;
+        worked = false;
+      }
+      if (now >= spin_until) {
+        sleep = true;
+        break;
+      }
       if (nd.config.oversubscribed) sched_yield();
-      continue;
     }
+    if (!sleep) continue;
     stats::counter_at(waits_slept).fetch_add(1, std::memory_order_relaxed);
     nd.compute_sleeping.store(true, std::memory_order_seq_cst);
     sleep_on_doorbell(nd, [&] {

@@ -60,13 +60,19 @@ snapshot take() {
     std::lock_guard g(c.mutex);
     for (int i = 0; i < c.used; ++i) s.counters[c.names[i]] = counter_values[i].load(std::memory_order_relaxed);
   }
+  std::uint64_t sent = 0, received = 0;
   am::for_each_handler([&](int index, std::string_view name, bool) {
     auto& h = handler_at(index);
     s.handlers.push_back({std::string(name), h.sent.load(std::memory_order_relaxed),
                           h.sent_bytes.load(std::memory_order_relaxed),
                           h.received.load(std::memory_order_relaxed),
                           h.received_bytes.load(std::memory_order_relaxed)});
+    sent += s.handlers.back().sent;
+    received += s.handlers.back().received;
   });
+  // Totals are sums over handlers rather than counters of their own (one store less per message).
+  s.counters["am.messages_sent"] = sent;
+  s.counters["am.messages_received"] = received;
   return s;
 }
 

@@ -57,11 +57,13 @@ ring_consumer::ring_consumer(void* base, std::size_t capacity)
       capacity_(capacity) {}
 
 std::span<const std::byte> ring_consumer::peek() {
-  std::size_t pos = tail_ & (capacity_ - 1);
+  std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  std::size_t pos = tail & (capacity_ - 1);
   std::uint64_t h = header_at(data_, pos).load(std::memory_order_acquire);
   if (h == 0) return {};
   if (h & wrap_flag) {
-    tail_ += capacity_ - pos;
+    tail += capacity_ - pos;
+    tail_.store(tail, std::memory_order_relaxed);
     pos = 0;
     h = header_at(data_, 0).load(std::memory_order_acquire);
   }
@@ -71,17 +73,18 @@ std::span<const std::byte> ring_consumer::peek() {
 }
 
 bool ring_consumer::release() {
-  tail_ += peeked_;
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed) + peeked_;
+  tail_.store(tail, std::memory_order_relaxed);
   peeked_ = 0;
   // seq_cst pairs with the producer's fence: either it sees this tail or we see its flag.
-  ctl_->tail.store(tail_, std::memory_order_seq_cst);
+  ctl_->tail.store(tail, std::memory_order_seq_cst);
   if (ctl_->producer_waiting.load(std::memory_order_relaxed) == 0) return false;
   ctl_->producer_waiting.store(0, std::memory_order_relaxed);
   return true;
 }
 
 bool ring_consumer::empty() const {
-  return header_at(data_, tail_ & (capacity_ - 1)).load(std::memory_order_acquire) == 0;
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  return header_at(data_, tail & (capacity_ - 1)).load(std::memory_order_acquire) == 0;
 }
-
 }  // namespace squall::shm

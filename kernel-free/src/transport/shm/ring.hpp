@@ -50,6 +50,8 @@ class ring_consumer {
  public:
   ring_consumer() = default;
   ring_consumer(void* base, std::size_t capacity);
+  ring_consumer(ring_consumer&& o) noexcept
+      : ctl_(o.ctl_), data_(o.data_), capacity_(o.capacity_), tail_(o.tail_.load()), peeked_(o.peeked_) {}
 
   // The next packet's body, or an empty span. Stays valid until release().
   std::span<const std::byte> peek();
@@ -62,7 +64,9 @@ class ring_consumer {
   ring_control* ctl_ = nullptr;
   std::byte* data_ = nullptr;
   std::size_t capacity_ = 0;
-  std::uint64_t tail_ = 0;
+  // Written only by the consumer (under its node lock); atomic so that empty() may be asked
+  // from a thread that does not hold the lock.
+  std::atomic<std::uint64_t> tail_{0};
   std::size_t peeked_ = 0;  // size of the peeked packet including its header, 0 if none
 };
 
