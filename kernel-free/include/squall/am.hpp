@@ -275,7 +275,9 @@ unsigned aggregation();
 std::size_t max_payload();  // the largest payload send() accepts; bulk_send has no limit
 void poll();                // runs the handlers of arrived messages (no-op inside a handler)
 
-// Polls until pred() holds: spins briefly, then sleeps until a message arrives.
+// Polls until pred() holds: spins briefly, then sleeps until a message arrives. pred runs
+// with the node lock held (never concurrently with a handler) and is not called again once
+// it returned true, so it may consume what it waited for.
 template <class Pred>
 void wait_until(Pred&& pred) {
   detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); },

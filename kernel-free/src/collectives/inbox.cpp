@@ -15,8 +15,9 @@ struct message {
   std::vector<std::byte> data;
 };
 
-// Guarded by the node lock (the handler below runs under it; receive() takes it).
-std::map<std::uint64_t, std::vector<message>> inbox;
+// Guarded by the node lock (the handler below runs under it; receive() takes it). Never
+// destroyed: the progress thread may run a handler while an exiting process destroys statics.
+auto& inbox = *new std::map<std::uint64_t, std::vector<message>>;
 std::uint64_t next_seq = 0;  // touched only by the thread calling collectives
 
 }  // namespace

@@ -18,6 +18,7 @@ struct settings {
   std::int64_t wait_spin_ns = 0;   // SQUALL_SPIN_US: spin before sleeping in a wait
   std::int64_t progress_spin_ns = 0;  // SQUALL_PROGRESS_SPIN_US
   bool progress_thread = true;     // SQUALL_PROGRESS_THREAD
+  std::int64_t linger_ns = 0;      // SQUALL_LINGER_US: a waiter stays counted as polling
   bool oversubscribed = false;     // more nodes on this host than cores
   bool stats = false;              // SQUALL_STATS
 };
@@ -32,6 +33,13 @@ struct node_runtime {
   std::thread progress;
   std::atomic<bool> stopping{false};
   std::atomic<bool> compute_sleeping{false};
+  // Whether the program's threads count as polling (see waiting.cpp): away, inside a
+  // wait, or lingering - just left a wait and still counted, until the progress thread
+  // sees no new wait for a linger period and takes over.
+  enum presence : int { away = 0, waiting = 1, lingering = 2 };
+  std::atomic<int> compute{away};
+  std::atomic<int> waiters{0};
+  std::atomic<std::uint64_t> waits_entered{0};
 
   shm::node_control& control() const { return job.control(me); }
   // Ends the process with a message if the job lost a node.

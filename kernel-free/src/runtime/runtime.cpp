@@ -36,6 +36,7 @@ settings read_settings(int local_nodes) {
   s.wait_spin_ns = 1000 * env_int("SQUALL_SPIN_US", s.oversubscribed ? 5 : 50, 0, 10'000'000);
   s.progress_spin_ns =
       1000 * env_int("SQUALL_PROGRESS_SPIN_US", s.oversubscribed ? 0 : 10, 0, 10'000'000);
+  s.linger_ns = 1000 * env_int("SQUALL_LINGER_US", s.oversubscribed ? 0 : 50, 0, 1'000'000);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
   s.stats = env_bool("SQUALL_STATS", false);
   return s;
@@ -58,6 +59,13 @@ shm::job_area attach_job(int& me, int& n) {
   auto job = shm::job_area::attach(fd);
   if (job.nodes() != n) fatal("SQUALL_NODES=%d but the job has %d nodes", n, job.nodes());
   return job;
+}
+
+// A program that exits without finalize (exit() in the middle, or returning from main):
+// stop the progress thread before static destructors run under its feet. squallrun
+// reports the node as lost, since it never finalized.
+void stop_at_exit() {
+  if (current_phase.load() == phase::running) stop_progress_thread(*the_node);
 }
 
 }  // namespace
@@ -100,6 +108,8 @@ void init(int*, char***) {
   current_phase.store(phase::running);
   running_node.store(nd, std::memory_order_release);
   start_progress_thread(*nd);
+  static const bool registered = std::atexit(stop_at_exit) == 0;
+  if (!registered) warn("could not register the exit hook; exiting without finalize may crash");
   barrier();
 }
 

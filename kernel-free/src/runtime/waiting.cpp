@@ -1,9 +1,19 @@
 // How a node waits: spin briefly while polling, then sleep on the node's doorbell, which
-// a sender rings only when no thread of this node is polling. The progress thread serves
-// handlers while the program computes, and sleeps whenever nothing arrives.
+// a sender rings only when no thread of this node is polling (`awake` is zero). The
+// progress thread serves handlers while the program computes, and sleeps whenever nothing
+// arrives.
+//
+// Lingering: a thread leaving a wait does not drop out of `awake` at once. Senders read
+// `awake` on every packet, so writing it on every wait would cost them a cache miss each
+// (in a ping-pong, a third of the round trip). Instead the leaver stays counted, and the
+// progress thread, which then sleeps only for the linger period, drops it out when no new
+// wait began in that period, and polls once for what arrived meanwhile. A message that
+// arrives while the program computes thus waits at most the linger period (50 us), about
+// what a doorbell's wake-up costs here anyway.
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/futex.hpp"
@@ -26,17 +36,27 @@ constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated lefto
 // before and after. Dekker-style with the sender: we drop out of `awake` and then look at
 // the rings; the sender publishes and then looks at `awake`.
 template <class Ready>
-void sleep_on_doorbell(node_runtime& nd, Ready&& ready) {
+void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready) {
   auto& ctl = nd.control();
   const std::uint32_t seen = ctl.doorbell.load(std::memory_order_seq_cst);
   ctl.sleepers.fetch_add(1, std::memory_order_seq_cst);
   ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
   if (!ready() && !nd.stopping.load()) {
-    const bool unsent = nd.engine->has_unsent();
-    futex_wait(&ctl.doorbell, seen, unsent ? unsent_timeout_ns : idle_timeout_ns);
+    if (nd.engine->has_unsent()) timeout_ns = std::min(timeout_ns, unsent_timeout_ns);
+    futex_wait(&ctl.doorbell, seen, timeout_ns);
   }
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   ctl.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+// Drops a lingering program thread out of `awake`, then polls for what arrived while it
+// counted as polling without being so.
+void end_lingering(node_runtime& nd) {
+  int expected = node_runtime::lingering;
+  if (!nd.compute.compare_exchange_strong(expected, node_runtime::away)) return;
+  nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
+  std::lock_guard g(nd.lock);
+  nd.engine->poll();
 }
 
 void progress_loop(node_runtime& nd) {
@@ -65,13 +85,19 @@ void progress_loop(node_runtime& nd) {
       continue;
     }
     const std::uint32_t rung = ctl.doorbell.load();
-    sleep_on_doorbell(nd, [&] {
+    const std::uint64_t waits = nd.waits_entered.load();
+    // While the program's thread is in a wait or lingering, wake up after the linger period.
+    const int presence = nd.compute.load();
+    const bool watch = presence == node_runtime::lingering ||
+                       (presence == node_runtime::waiting && !nd.compute_sleeping.load());
+    sleep_on_doorbell(nd, watch ? nd.config.linger_ns : idle_timeout_ns, [&] {
       if (!nd.lock.try_lock()) return false;  // someone else is polling
       const bool work = nd.transport->any_incoming();
       nd.lock.unlock();
       return work;
     });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
+    if (nd.waits_entered.load() == waits) end_lingering(nd);
     // Woken by the timeout rather than a doorbell: send what aggregation left behind.
     if (ctl.doorbell.load() == rung && nd.engine->has_unsent() && nd.lock.try_lock()) {
       stats::counter_at(timed_flushes).fetch_add(1, std::memory_order_relaxed);
@@ -102,13 +128,18 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   }
   auto& ctl = nd.control();
   locked(nd, [&] { nd.engine->flush_all(); });  // what we wait for may depend on it
+  nd.waits_entered.fetch_add(1, std::memory_order_relaxed);
+  nd.waiters.fetch_add(1, std::memory_order_seq_cst);
+  if (nd.compute.exchange(node_runtime::waiting, std::memory_order_seq_cst) != node_runtime::lingering) {
+    ctl.awake.fetch_add(1, std::memory_order_seq_cst);
+  }
+  bool slept = false;
   bool worked = false;
   auto poll_and_test = [&] {
     std::lock_guard g(nd.lock);
     if (nd.engine->poll() != 0) worked = true;
     return pred(ctx);
   };
-  ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   std::int64_t spin_until = now_ns() + nd.config.wait_spin_ns;
   while (!poll_and_test()) {
     // Spin without the lock until a packet arrives, another thread runs handlers, or a
@@ -134,14 +165,29 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     }
     if (!sleep) continue;
     stats::counter_at(waits_slept).fetch_add(1, std::memory_order_relaxed);
+    slept = true;
     nd.compute_sleeping.store(true, std::memory_order_seq_cst);
-    sleep_on_doorbell(nd, [&] {
+    // pred may consume what it waits for (a collective takes its message out of the
+    // inbox), so a true answer here ends the wait: it must not be asked again.
+    bool satisfied = false;
+    sleep_on_doorbell(nd, idle_timeout_ns, [&] {
       std::lock_guard g(nd.lock);
-      return nd.transport->any_incoming() || pred(ctx);
+      satisfied = pred(ctx);
+      return satisfied || nd.transport->any_incoming();
     });
     nd.compute_sleeping.store(false, std::memory_order_relaxed);
+    if (satisfied) break;
     spin_until = now_ns() + nd.config.wait_spin_ns;
   }
+  // The last waiter out lingers (unless it slept: the progress thread may be in a long
+  // sleep, and this wait already paid for system calls).
+  const bool last = nd.waiters.fetch_sub(1, std::memory_order_seq_cst) == 1;
+  int expected = node_runtime::waiting;
+  if (last && !slept && nd.config.linger_ns > 0 && nd.progress.joinable() &&
+      nd.compute.compare_exchange_strong(expected, node_runtime::lingering)) {
+    return;
+  }
+  if (last) nd.compute.store(node_runtime::away, std::memory_order_seq_cst);
   ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
   // Messages whose senders saw us awake and did not ring: handle them now.
   std::lock_guard g(nd.lock);
@@ -159,6 +205,10 @@ void stop_progress_thread(node_runtime& nd) {
   nd.control().doorbell.fetch_add(1);
   futex_wake_all(&nd.control().doorbell);
   nd.progress.join();
+  int expected = node_runtime::lingering;
+  if (nd.compute.compare_exchange_strong(expected, node_runtime::away)) {
+    nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
+  }
 }
 
 }  // namespace squall::rt
