@@ -55,6 +55,7 @@ using dispatch_fn = void (*)(token&, const void* ctx, const std::byte* args, std
 
 const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx = nullptr);
 handler_id id_of(const handler_entry* h);
+// `args` must be readable up to padded_args(args_len) bytes.
 void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot);
 std::uint32_t open_reply_slot(void* result, std::size_t size);
@@ -127,6 +128,8 @@ constexpr bool all_trivially_copyable() {
 }
 
 constexpr std::size_t max_args_bytes = 1024;
+// Argument buffers handed to send_raw are readable up to the next multiple of 8 bytes.
+constexpr std::size_t padded_args(std::size_t n) { return n == 0 ? 8 : (n + 7) / 8 * 8; }
 
 template <auto F>
 void dispatch(token& t, const void* ctx, const std::byte* args, std::size_t args_len, payload data,
@@ -154,7 +157,7 @@ template <auto F, class... A>
 void send_with_slot(int dest, std::uint32_t slot, A&&... a) {
   using H = checked_handler<F>;
   constexpr std::size_t n = packed_size<typename H::args>();
-  std::byte buf[n == 0 ? 1 : n]{};
+  alignas(8) std::byte buf[padded_args(n)]{};
   if constexpr (H::traits::has_payload) {
     // The last argument is the payload.
     auto all = std::forward_as_tuple(std::forward<A>(a)...);
@@ -254,7 +257,7 @@ bulk_handle bulk_send(int dest, A&&... a) {
   using H = detail::checked_handler<F>;
   static_assert(H::traits::has_payload, "squall::am::bulk_send: the handler takes no payload");
   constexpr std::size_t n = detail::packed_size<typename H::args>();
-  std::byte buf[n == 0 ? 1 : n]{};
+  alignas(8) std::byte buf[detail::padded_args(n)]{};
   auto all = std::forward_as_tuple(std::forward<A>(a)...);
   constexpr std::size_t k = sizeof...(A) - 1;
   [&]<std::size_t... I>(std::index_sequence<I...>) {

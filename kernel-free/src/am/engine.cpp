@@ -12,7 +12,6 @@
 namespace squall::am {
 namespace {
 
-thread_local bool running_handler = false;
 
 const int packets_sent = stats::counter_slot("am.packets_sent");
 const int packets_received = stats::counter_slot("am.packets_received");
@@ -51,7 +50,6 @@ void on_reply(token&, std::uint32_t slot, payload result) {
 
 namespace squall::am {
 
-bool engine::in_handler() { return running_handler; }
 
 engine::engine(transport& t, int me, int nodes)
     : t_(t),
@@ -59,6 +57,8 @@ engine::engine(transport& t, int me, int nodes)
       nodes_(nodes),
       max_packet_(t.max_packet()),
       max_payload_(t.max_packet() - sizeof(record_header) - detail::max_args_bytes),
+      // A sender outside handlers waits when more than a few packets' worth is queued.
+      backlog_limit_(4 * t.max_packet()),
       out_(static_cast<std::size_t>(nodes)),
       in_bulk_(static_cast<std::size_t>(nodes)),
       slots_(1) {  // slot 0 means "no reply"
@@ -66,36 +66,10 @@ engine::engine(transport& t, int me, int nodes)
   for (int i = 1; i <= nodes; ++i) poll_order_.push_back((me + i) % nodes);
 }
 
-void engine::send(int dest, const handler_entry& h_entry, const void* args, std::size_t args_len,
-                  payload data, std::uint32_t reply_slot) {
-  const handler_entry* e = &h_entry;
-  const handler_id id = e->id;
-  if (data.size() > max_payload_) {
-    throw usage_error(format("am::send to %.*s: payload of %zu bytes exceeds the limit of %zu "
-                             "bytes (am::max_payload(); use am::bulk_send for larger data)",
-                             static_cast<int>(e->name.size()), e->name.data(), data.size(),
-                             max_payload_));
-  }
-  const std::size_t record = sizeof(record_header) + round8(args_len) + round8(data.size());
-  outgoing& o = out_[dest];
-  if (o.used + record > max_packet_) flush(dest);
-  const bool was_empty = o.count == 0 && o.queue.empty();
-  std::byte* p = o.buffer.get() + o.used;
-  o.used += record;
-  const record_header h{id, static_cast<std::uint32_t>(args_len),
-                        static_cast<std::uint32_t>(data.size()), reply_slot};
-  std::memcpy(p, &h, sizeof h);
-  if (args_len != 0) std::memcpy(p + sizeof h, args, args_len);
-  if (!data.empty()) std::memcpy(p + sizeof h + round8(args_len), data.data(), data.size());
-  ++o.count;
-  if (running_handler) o.by_handler = true;
-  if (was_empty) unsent_.fetch_add(1, std::memory_order_relaxed);
-
-  auto& hs = stats::handler_at(e->index);
-  stats::bump(hs.sent);
-  stats::bump(hs.sent_bytes, args_len + data.size());
-  if (!e->internal) stats::bump(user_sent_);
-  if (o.count >= aggregation_) flush(dest);
+void engine::payload_too_large(const handler_entry& e, std::size_t size) const {
+  throw usage_error(format("am::send to %.*s: payload of %zu bytes exceeds the limit of %zu bytes "
+                           "(am::max_payload(); use am::bulk_send for larger data)",
+                           static_cast<int>(e.name.size()), e.name.data(), size, max_payload_));
 }
 
 void engine::flush(int dest) {
@@ -213,7 +187,7 @@ void engine::push_queued() {
 }
 
 std::size_t engine::poll() {
-  if (running_handler) return 0;
+  if (running_handler_) return 0;
   std::size_t handled = 0;
   for (const int src : poll_order_) {
     for (int budget = 64; budget > 0; --budget) {
@@ -269,15 +243,15 @@ void engine::run_handler(int src, const handler_entry& e, const record_header& h
   stats::bump(hs.received);
   stats::bump(hs.received_bytes, h.args_len + data.size());
   token t(src);
-  const bool nested = running_handler;  // a bulk delivery runs inside its fragment's handler
-  running_handler = true;
+  const bool nested = running_handler_;  // a bulk delivery runs inside its fragment's handler
+  running_handler_ = true;
   try {
     e.fn(t, e.ctx, args, h.args_len, data, h.reply_slot);
   } catch (const std::exception& ex) {
     fatal("active-message handler %.*s failed: %s", static_cast<int>(e.name.size()), e.name.data(),
           ex.what());
   }
-  running_handler = nested;
+  running_handler_ = nested;
   if (!e.internal) stats::bump(user_handled_);
 }
 
@@ -341,7 +315,8 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
                         static_cast<std::uint32_t>(std::min<std::uint64_t>(r.total, UINT32_MAX)), 0};
   // Counted like any message of the target handler, then acknowledged (remote completion).
   run_handler(src, *lookup(src, r.target), h, args.data(), payload(data.get(), r.total));
-  send(src, *detail::registration<&on_bulk_ack>::entry, &op, sizeof op, {}, 0);
+  const std::uint64_t padded_op = op;  // argument buffers are read in whole words
+  send(src, *detail::registration<&on_bulk_ack>::entry, &padded_op, sizeof op, {}, 0);
 }
 
 void engine::bulk_acked(std::uint32_t op) {

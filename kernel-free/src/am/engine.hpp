@@ -7,11 +7,13 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <cstring>
 #include <vector>
 
 #include <squall/am.hpp>
 
 #include "am/registry.hpp"
+#include "stats/counters.hpp"
 #include "transport/transport.hpp"
 
 namespace squall::am {
@@ -39,7 +41,9 @@ class engine {
  public:
   engine(transport& t, int me, int nodes);
 
-  void send(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data,
+  // Appends a message to dest's packet (`args` readable up to a multiple of 8 bytes).
+  // Returns true when dest's queue of packets waiting for room is past the backlog limit.
+  bool send(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data,
             std::uint32_t reply_slot);
   std::shared_ptr<detail::bulk_state> bulk_send(int dest, const handler_entry& h, const void* args,
                                                 std::size_t args_len, payload data);
@@ -77,7 +81,7 @@ class engine {
                      std::uint32_t args_len, std::uint64_t offset, payload bytes);
   void bulk_acked(std::uint32_t op);
 
-  static bool in_handler();
+  static bool in_handler() { return running_handler_; }
   std::size_t max_packet() const { return max_packet_; }
 
  private:
@@ -113,6 +117,9 @@ class engine {
   };
 
   bool push_bulk(int dest, queued& q);  // true when the last fragment is out
+  [[noreturn]] void payload_too_large(const handler_entry& e, std::size_t size) const;
+
+  static inline thread_local bool running_handler_ = false;
   void dispatch_packet(int src, std::span<const std::byte> packet);
   const handler_entry* lookup(int src, handler_id id);  // fatal if unknown
   void run_handler(int src, const handler_entry& e, const record_header& h, const std::byte* args,
@@ -120,7 +127,7 @@ class engine {
 
   transport& t_;
   int me_, nodes_;
-  std::size_t max_packet_, max_payload_;
+  std::size_t max_packet_, max_payload_, backlog_limit_;
   unsigned aggregation_ = 1;
   std::vector<outgoing> out_;
   std::vector<int> poll_order_;  // sources, starting after this node (fairness)
@@ -135,5 +142,33 @@ class engine {
 };
 
 extern engine* current_engine;  // this node's engine, for internal handlers
+
+inline bool engine::send(int dest, const handler_entry& e, const void* args, std::size_t args_len,
+                         payload data, std::uint32_t reply_slot) {
+  constexpr auto round8 = [](std::size_t n) { return (n + 7) & ~std::size_t{7}; };
+  if (data.size() > max_payload_) [[unlikely]] payload_too_large(e, data.size());
+  const std::size_t padded = round8(args_len);
+  const std::size_t record = sizeof(record_header) + padded + round8(data.size());
+  outgoing& o = out_[dest];
+  if (o.used + record > max_packet_) [[unlikely]] flush(dest);
+  if (o.count == 0 && o.queue.empty()) unsent_.fetch_add(1, std::memory_order_relaxed);
+  std::byte* p = o.buffer.get() + o.used;
+  o.used += record;
+  const record_header h{e.id, static_cast<std::uint32_t>(args_len),
+                        static_cast<std::uint32_t>(data.size()), reply_slot};
+  std::memcpy(p, &h, sizeof h);
+  // Whole words: arguments are small, and a call to memcpy would cost more than the copy.
+  const auto* a = static_cast<const std::byte*>(args);
+  for (std::size_t i = 0; i < padded; i += 8) std::memcpy(p + sizeof h + i, a + i, 8);
+  if (!data.empty()) std::memcpy(p + sizeof h + padded, data.data(), data.size());
+  ++o.count;
+  if (running_handler_) o.by_handler = true;
+  auto& hs = stats::handler_at(e.index);
+  stats::bump(hs.sent);
+  stats::bump(hs.sent_bytes, args_len + data.size());
+  if (!e.internal) stats::bump(user_sent_);
+  if (o.count >= aggregation_) flush(dest);
+  return o.queued_bytes > backlog_limit_;
+}
 
 }  // namespace squall::am

@@ -81,7 +81,9 @@ int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len
     if (args_len > squall::am::detail::max_args_bytes) {
       throw squall::usage_error("squall_am_send: arguments exceed 1 KiB; send them as a payload");
     }
-    squall::am::detail::send_raw(dest, h, args, args_len,
+    alignas(8) unsigned char padded[squall::am::detail::max_args_bytes + 8] = {};
+    if (args_len != 0) std::memcpy(padded, args, args_len);
+    squall::am::detail::send_raw(dest, h, padded, args_len,
                                  squall::am::payload(static_cast<const std::byte*>(payload), payload_len), 0);
   });
 }

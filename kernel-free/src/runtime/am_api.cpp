@@ -15,21 +15,18 @@ rt::node_runtime& checked(const char* api, int dest) {
   return nd;
 }
 
-// Keeps a fast sender from queueing without bound: outside handlers, wait for the queue
-// to a destination to drain below a few rings' worth.
-void limit_queue(rt::node_runtime& nd, int dest) {
+// Keeps a fast sender from queueing without bound: outside handlers, a sender whose queue
+// to dest is past the engine's backlog limit waits until the queue has drained.
+void drain_backlog(rt::node_runtime& nd, int dest) {
   if (engine::in_handler()) return;
-  const std::size_t limit = 4 * nd.job.ring_bytes();
-  if (nd.engine->queued_bytes(dest) <= limit) return;
   struct ctx_t {
     rt::node_runtime* nd;
     int dest;
-    std::size_t limit;
-  } ctx{&nd, dest, limit};
+  } ctx{&nd, dest};
   rt::wait_until(
       nd, [](void* c) {
         auto* x = static_cast<ctx_t*>(c);
-        return x->nd->engine->queued_bytes(x->dest) <= x->limit;
+        return x->nd->engine->queued_bytes(x->dest) == 0;
       },
       &ctx);
 }
@@ -41,14 +38,15 @@ namespace detail {
 void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot) {
   rt::node_runtime& nd = checked("am::send", dest);
-  rt::locked(nd, [&] { nd.engine->send(dest, *h, args, args_len, data, reply_slot); });
-  limit_queue(nd, dest);
+  const bool backlog = rt::locked(nd, [&] { return nd.engine->send(dest, *h, args, args_len, data, reply_slot); });
+  if (backlog) [[unlikely]] drain_backlog(nd, dest);
 }
 
 void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size) {
   rt::node_runtime& nd = checked("am::call (reply)", dest);
+  const std::uint64_t padded_slot = slot;  // argument buffers are read in whole words
   rt::locked(nd, [&] {
-    nd.engine->send(dest, *registration<&on_reply>::entry, &slot, sizeof slot,
+    nd.engine->send(dest, *registration<&on_reply>::entry, &padded_slot, sizeof slot,
                     payload(static_cast<const std::byte*>(result), size), 0);
   });
 }
