@@ -74,18 +74,5 @@ int run(squall::apps::Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    squall::apps::Options options(argc, argv);
-    if (options.flag("help")) {
-      std::cout << kUsage;
-      return 0;
-    }
-    return run(options);
-  } catch (const squall::apps::OptionError& error) {
-    std::cerr << "moldyn_seq: " << error.what() << "\n" << kUsage;
-    return 2;
-  } catch (const std::exception& error) {
-    std::cerr << "moldyn_seq: " << error.what() << "\n";
-    return 1;
-  }
+  return squall::apps::run_program(argc, argv, "moldyn_seq", kUsage, run);
 }

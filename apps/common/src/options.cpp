@@ -1,5 +1,7 @@
 #include "squall/apps/options.hpp"
 
+#include <iostream>
+
 #include <cstdlib>
 
 namespace squall::apps {
@@ -62,6 +64,24 @@ std::vector<std::uint64_t> Options::counts(const std::string& name,
 void Options::finish() const {
   for (const auto& [name, values] : values_) {
     if (!read_.count(name)) throw OptionError("unknown option --" + name);
+  }
+}
+
+int run_program(int argc, const char* const* argv, const char* program, const char* usage,
+                int (*run)(Options& options)) {
+  try {
+    Options options(argc, argv);
+    if (options.flag("help")) {
+      std::cout << usage;
+      return 0;
+    }
+    return run(options);
+  } catch (const OptionError& error) {
+    std::cerr << program << ": " << error.what() << "\n" << usage;
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << program << ": " << error.what() << "\n";
+    return 1;
   }
 }
 

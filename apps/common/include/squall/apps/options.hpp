@@ -33,4 +33,10 @@ class Options {
   std::map<std::string, bool> read_;
 };
 
+// The main() of every program: parses the options, answers --help with `usage`, runs
+// `run`, and turns errors into a message naming the program (exit 2 for bad options,
+// 1 for any other failure).
+int run_program(int argc, const char* const* argv, const char* program, const char* usage,
+                int (*run)(Options& options));
+
 }  // namespace squall::apps
