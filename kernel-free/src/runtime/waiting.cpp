@@ -8,8 +8,9 @@
 // (in a ping-pong, a third of the round trip). Instead the leaver stays counted, and the
 // progress thread, which then sleeps only for the linger period, drops it out when no new
 // wait began in that period, and polls once for what arrived meanwhile. A message that
-// arrives while the program computes thus waits at most the linger period (50 us), about
-// what a doorbell's wake-up costs here anyway.
+// arrives just after the program left a wait to compute thus waits for the progress
+// thread's next look: the linger period (50 us, about what a doorbell's wake-up costs
+// here), or up to a millisecond when the program had been cycling through many short waits.
 #include <sched.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ const int timed_flushes = stats::counter_slot("progress.timed_flushes");
 
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
+constexpr std::int64_t max_watch_ns = 1'000'000;        // longest look-away from a lingering thread
 
 // Sleeps on the doorbell unless `ready` says there is work. The caller counts as awake
 // before and after. Dekker-style with the sender: we drop out of `awake` and then look at
@@ -51,21 +53,32 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
 
 // Drops a lingering program thread out of `awake`, then polls for what arrived while it
 // counted as polling without being so.
-void end_lingering(node_runtime& nd) {
+bool end_lingering(node_runtime& nd) {
   int expected = node_runtime::lingering;
-  if (!nd.compute.compare_exchange_strong(expected, node_runtime::away)) return;
+  if (!nd.compute.compare_exchange_strong(expected, node_runtime::away)) return false;
   nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   std::lock_guard g(nd.lock);
   nd.engine->poll();
+  return true;
+}
+
+// True while a program thread spins in a wait: it polls for the node, and the progress
+// thread keeps out of its way (two pollers only fight over the lock).
+bool program_polls(const node_runtime& nd) {
+  return nd.compute.load() == node_runtime::waiting && !nd.compute_sleeping.load();
 }
 
 void progress_loop(node_runtime& nd) {
   auto& ctl = nd.control();
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   std::int64_t last_work = 0;  // sleep at once: nothing has happened yet
+  // How long to sleep while watching a program thread that waits or lingers: the linger
+  // period, doubled each time the program came back to wait on its own (up to a cap), so a
+  // program cycling through short waits does not wake this thread 20,000 times a second.
+  std::int64_t watch_ns = nd.config.linger_ns;
   while (!nd.stopping.load(std::memory_order_relaxed)) {
     std::size_t handled = 0;
-    if (nd.lock.try_lock()) {
+    if (!program_polls(nd) && nd.lock.try_lock()) {
       handled = nd.engine->poll();
       nd.lock.unlock();
     }
@@ -80,24 +93,26 @@ void progress_loop(node_runtime& nd) {
       continue;
     }
     nd.check_abort();
-    if (now_ns() - last_work < nd.config.progress_spin_ns) {
+    if (!program_polls(nd) && now_ns() - last_work < nd.config.progress_spin_ns) {
       cpu_relax();
       continue;
     }
     const std::uint32_t rung = ctl.doorbell.load();
     const std::uint64_t waits = nd.waits_entered.load();
-    // While the program's thread is in a wait or lingering, wake up after the linger period.
-    const int presence = nd.compute.load();
-    const bool watch = presence == node_runtime::lingering ||
-                       (presence == node_runtime::waiting && !nd.compute_sleeping.load());
-    sleep_on_doorbell(nd, watch ? nd.config.linger_ns : idle_timeout_ns, [&] {
-      if (!nd.lock.try_lock()) return false;  // someone else is polling
+    const bool watch = nd.compute.load() == node_runtime::lingering || program_polls(nd);
+    sleep_on_doorbell(nd, watch ? watch_ns : idle_timeout_ns, [&] {
+      if (program_polls(nd) || !nd.lock.try_lock()) return false;  // someone else polls
       const bool work = nd.transport->any_incoming();
       nd.lock.unlock();
       return work;
     });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
-    if (nd.waits_entered.load() == waits) end_lingering(nd);
+    if (watch) {
+      // Back to short looks once the program left for good; otherwise (it came back to
+      // wait, or is still in the same wait) look less often.
+      const bool left = nd.waits_entered.load() == waits && end_lingering(nd);
+      watch_ns = left ? nd.config.linger_ns : std::min(2 * watch_ns, max_watch_ns);
+    }
     // Woken by the timeout rather than a doorbell: send what aggregation left behind.
     if (ctl.doorbell.load() == rung && nd.engine->has_unsent() && nd.lock.try_lock()) {
       stats::counter_at(timed_flushes).fetch_add(1, std::memory_order_relaxed);
