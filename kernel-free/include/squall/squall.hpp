@@ -3,5 +3,6 @@
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/error.hpp>
+#include <squall/memory.hpp>
 #include <squall/runtime.hpp>
 #include <squall/stats.hpp>

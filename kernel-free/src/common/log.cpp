@@ -40,6 +40,14 @@ void fatal(const char* fmt, ...) {
   ::_exit(EXIT_FAILURE);
 }
 
+void fatal_in_signal(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit("", fmt, ap);
+  va_end(ap);
+  ::_exit(EXIT_FAILURE);
+}
+
 void warn(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

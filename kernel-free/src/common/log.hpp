@@ -7,6 +7,9 @@ namespace squall {
 // Prints "squall: node N: <message>" and ends this process with status 1. Safe to call
 // from any thread; writes with one write(2) so lines of different nodes do not mix.
 [[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// The same, for code that may run inside a signal handler (the fault path): no stdio flush,
+// which could wait for a lock the interrupted code holds.
+[[noreturn]] void fatal_in_signal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Formats like printf into a std::string (for usage_error messages).

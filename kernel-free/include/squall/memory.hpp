@@ -1,0 +1,123 @@
+// Global segments and fine-grain access control: Tempest's shared virtual address space
+// and per-block access tags whose violations run a protocol's fault handler.
+//
+//   struct raise_only : squall::memory::protocol {
+//     void read_fault(segment s, block_index b) override { s.set_tag(b, tag::read_only); }
+//     void write_fault(segment s, block_index b) override { s.set_tag(b, tag::read_write); }
+//   } proto;
+//   auto s = squall::memory::allocate(1 << 20, {.block_size = 4096, .handler = &proto,
+//                                              .initial = tag::invalid});
+//   s.base()[0] = std::byte{1};      // write fault on an Invalid block: proto.write_fault
+//   squall::memory::free(s);
+//
+// A segment lives at the same virtual address on every node. Its memory is seen through
+// two views: the application view (base(), what the program touches, guarded by the tags)
+// and the protocol view (protocol_view(), what handlers read and write; it never faults).
+//
+// Tags: Invalid (no access), ReadOnly, ReadWrite. An access its block's tag forbids calls
+// the bound protocol's read_fault or write_fault with the block; the access is retried when
+// the handler returns, and the handler must have raised the tag by then. Handlers run one at
+// a time with the node's message handlers. By default they run in the faulting thread inside
+// a SIGBUS handler (SQUALL_FAULT_PATH=sigbus), else in a fault-handling thread
+// (SQUALL_FAULT_PATH=thread); on the SIGBUS path a handler must not allocate, use stdio, or
+// take a lock the interrupted code may hold, and must not touch any application view.
+//
+// System calls that read or write shared memory (read, pread, readv, recv, recvfrom, recvmsg,
+// write, pwrite, writev, send, sendto, sendmsg, fread, fwrite) work whatever the tags: the
+// runtime raises the tags first, through the protocol, as a program access would.
+//
+// Configuration: SQUALL_SEGMENT_BASE (hex address of the segment range, default
+// 0x500000000000), SQUALL_SEGMENT_SPACE_GIB (its size, default 1024), SQUALL_FAULT_PATH
+// (auto, sigbus or thread).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+
+namespace squall::memory {
+
+enum class tag : std::uint8_t { invalid, read_only, read_write };
+using block_index = std::size_t;
+
+class segment;
+
+// A coherence protocol: what runs when an access violates a block's tag. A handler must
+// leave the tag at read_only or above (read_fault) or at read_write (write_fault).
+class protocol {
+ public:
+  virtual ~protocol() = default;
+  virtual void read_fault(segment s, block_index b) = 0;
+  virtual void write_fault(segment s, block_index b) = 0;
+};
+
+// Which node is home to each block of a segment.
+class home_policy {
+ public:
+  static home_policy round_robin();  // block b on node b % nodes
+  static home_policy partition();    // contiguous ranges of ceil(blocks / nodes) blocks
+  // home_of(b) must give the same node on every node, in 0..nodes-1.
+  static home_policy function(std::function<int(block_index)> home_of);
+
+ private:
+  friend class segment_builder;
+  enum class kind { round_robin, partition, function };
+  home_policy(kind k, std::function<int(block_index)> f) : kind_(k), home_of_(std::move(f)) {}
+  kind kind_;
+  std::function<int(block_index)> home_of_;
+};
+
+struct segment_options {
+  std::size_t block_size = 0;  // a power-of-two multiple of the page size; 0 = one page
+  home_policy homes = home_policy::round_robin();
+  protocol* handler = nullptr;  // may also be bound later with segment::bind
+  tag initial = tag::read_write;  // every block's tag at allocation
+};
+
+// A handle to a segment (two words, copyable). Every operation on a freed segment throws
+// usage_error. Tag changes of one block must not race each other (handlers never do).
+class segment {
+ public:
+  segment() = default;  // a null handle
+
+  std::byte* base() const;  // the application view, at the same address on every node
+  std::size_t size() const;  // bytes, a multiple of the block size
+  std::size_t block_size() const;
+  std::size_t blocks() const;
+  int home(block_index b) const;
+  block_index block_of(const void* address) const;  // usage_error outside this segment
+  std::byte* address_of(block_index b) const;       // in the application view
+
+  tag tag_of(block_index b) const;
+  void set_tag(block_index b, tag t) const;
+  // Writes `data` (exactly one block) through the protocol view and sets the tag, in one step.
+  void install(block_index b, std::span<const std::byte> data, tag t) const;
+  // The block's bytes in the protocol view: read and write them whatever the tag.
+  std::span<std::byte> protocol_view(block_index b) const;
+
+  void bind(protocol& p) const;
+  protocol* bound_protocol() const;
+
+  bool operator==(const segment&) const = default;
+
+ private:
+  friend class segment_builder;
+  segment(std::uint32_t slot, std::uint32_t generation) : slot_(slot), generation_(generation) {}
+  std::uint32_t slot_ = 0, generation_ = 0;
+};
+
+// Collective: every node calls it with the same size and options (the home function and
+// handler may be node-local objects). The segment has the same base() on every node.
+segment allocate(std::size_t bytes, const segment_options& options = {});
+
+// Collective: every node frees the same segment; its memory and address range are returned.
+void free(segment s);
+
+// The segment holding `address`; usage_error if no segment does.
+segment segment_of(const void* address);
+
+enum class fault_path { sigbus, thread };
+// How faults reach handlers in this process (starts the memory layer if it has not started).
+fault_path active_fault_path();
+
+}  // namespace squall::memory

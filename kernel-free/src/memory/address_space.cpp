@@ -1,0 +1,90 @@
+#include "memory/address_space.hpp"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "common/log.hpp"
+
+namespace squall::memory::detail {
+namespace {
+
+constexpr int reservation_flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+
+// The first line of /proc/self/maps that overlaps [start, end), for the error message.
+std::string occupant(std::uintptr_t start, std::uintptr_t end) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return "unknown";
+  char line[512];
+  std::string found = "unknown";
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    std::uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) == 2 && lo < end && hi > start) {
+      found = line;
+      if (!found.empty() && found.back() == '\n') found.pop_back();
+      break;
+    }
+  }
+  std::fclose(maps);
+  return found;
+}
+
+}  // namespace
+
+void address_space::reserve(std::uintptr_t base, std::size_t bytes) {
+  void* p = ::mmap(reinterpret_cast<void*>(base), bytes, PROT_NONE,
+                   reservation_flags | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED || reinterpret_cast<std::uintptr_t>(p) != base) {
+    const int err = errno;
+    if (p != MAP_FAILED) ::munmap(p, bytes);  // a kernel that took the address as a hint
+    fatal("cannot reserve the shared segment range 0x%" PRIxPTR "-0x%" PRIxPTR " (%s): it is taken "
+          "in this process by [%s]; choose a free range with SQUALL_SEGMENT_BASE and "
+          "SQUALL_SEGMENT_SPACE_GIB",
+          base, base + bytes, p == MAP_FAILED ? std::strerror(err) : "mapped elsewhere",
+          occupant(base, base + bytes).c_str());
+  }
+  base_ = base;
+  end_ = base + bytes;
+  free_ = {{base, bytes}};
+}
+
+std::byte* address_space::take(std::size_t bytes, std::size_t alignment) {
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    const auto [start, length] = *it;
+    const std::uintptr_t aligned = (start + alignment - 1) & ~(alignment - 1);
+    if (aligned - start + bytes > length) continue;
+    free_.erase(it);
+    if (aligned > start) free_[start] = aligned - start;
+    if (aligned + bytes < start + length) free_[aligned + bytes] = start + length - aligned - bytes;
+    return reinterpret_cast<std::byte*>(aligned);
+  }
+  return nullptr;
+}
+
+void address_space::give_back(std::byte* start, std::size_t bytes) {
+  if (::mmap(start, bytes, PROT_NONE, reservation_flags | MAP_FIXED, -1, 0) == MAP_FAILED) {
+    fatal("cannot return segment memory at %p to the reservation: %s", static_cast<void*>(start),
+          std::strerror(errno));
+  }
+  auto a = reinterpret_cast<std::uintptr_t>(start);
+  std::size_t length = bytes;
+  auto next = free_.lower_bound(a);
+  if (next != free_.end() && next->first == a + length) {
+    length += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == a) {
+      prev->second += length;
+      return;
+    }
+  }
+  free_[a] = length;
+}
+
+}  // namespace squall::memory::detail

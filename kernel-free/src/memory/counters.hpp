@@ -1,0 +1,22 @@
+// The memory layer's counters, in the per-node statistics (stats::take, SQUALL_STATS=1).
+#pragma once
+#include "stats/counters.hpp"
+
+namespace squall::memory::detail {
+
+inline const int read_faults_on_invalid = stats::counter_slot("memory.faults.read_invalid");
+inline const int write_faults_on_invalid = stats::counter_slot("memory.faults.write_invalid");
+inline const int write_faults_on_read_only = stats::counter_slot("memory.faults.write_readonly");
+inline const int fault_handler_ns = stats::counter_slot("memory.fault_handler_ns");
+// Faults the tag already allowed: the first touch of a block, or pages the kernel reclaimed.
+inline const int pages_mapped_on_touch = stats::counter_slot("memory.mapped_on_touch");
+inline const int tag_changes = stats::counter_slot("memory.tag_changes");
+inline const int installs = stats::counter_slot("memory.installs");
+// System calls on shared memory retried after EFAULT.
+inline const int syscall_retries = stats::counter_slot("memory.syscall_retries");
+
+inline void count(int slot, std::uint64_t n = 1) {
+  stats::counter_at(slot).fetch_add(n, std::memory_order_relaxed);
+}
+
+}  // namespace squall::memory::detail

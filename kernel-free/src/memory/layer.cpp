@@ -1,0 +1,88 @@
+#include "memory/layer.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "common/config.hpp"
+#include "common/log.hpp"
+#include "memory/sigbus_path.hpp"
+#include "memory/thread_path.hpp"
+
+namespace squall::memory::detail {
+namespace {
+
+constexpr std::uintptr_t default_base = 0x5000'0000'0000;
+constexpr std::uintptr_t user_space_end = std::uintptr_t{1} << 47;
+
+std::atomic<layer*> the_layer{nullptr};
+
+std::uintptr_t configured_base() {
+  const char* text = std::getenv("SQUALL_SEGMENT_BASE");
+  if (text == nullptr || *text == '\0') return default_base;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 16);
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (errno != 0 || *end != '\0' || v == 0 || v % page != 0 || v >= user_space_end) {
+    fatal("SQUALL_SEGMENT_BASE must be a page-aligned hexadecimal address below 0x%" PRIxPTR
+          " (got '%s')",
+          user_space_end, text);
+  }
+  return static_cast<std::uintptr_t>(v);
+}
+
+fault_path configured_path() {
+  const char* text = std::getenv("SQUALL_FAULT_PATH");
+  const bool sigbus = sigbus_supported();
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "auto") == 0) {
+    return sigbus ? fault_path::sigbus : fault_path::thread;
+  }
+  if (std::strcmp(text, "thread") == 0) return fault_path::thread;
+  if (std::strcmp(text, "sigbus") == 0) {
+    if (!sigbus) {
+      fatal("SQUALL_FAULT_PATH=sigbus, but this kernel cannot deliver userfaultfd faults as "
+            "SIGBUS (UFFD_FEATURE_SIGBUS, Linux 4.14+); use SQUALL_FAULT_PATH=thread");
+    }
+    return fault_path::sigbus;
+  }
+  fatal("SQUALL_FAULT_PATH must be auto, sigbus or thread (got '%s')", text);
+}
+
+layer* start() {
+  auto* l = new layer;  // never destroyed: faults may be served until the process ends
+  const std::uintptr_t base = configured_base();
+  const auto gib = env_int("SQUALL_SEGMENT_SPACE_GIB", 1024, 1, 1 << 16);
+  const std::size_t bytes = static_cast<std::size_t>(gib) << 30;
+  if (base + bytes > user_space_end) {
+    fatal("the segment range 0x%" PRIxPTR " + %lld GiB (SQUALL_SEGMENT_BASE, "
+          "SQUALL_SEGMENT_SPACE_GIB) ends beyond the user address space (0x%" PRIxPTR ")",
+          base, static_cast<long long>(gib), user_space_end);
+  }
+  l->path = configured_path();
+  l->uffd = open_userfaultfd(l->path == fault_path::sigbus);
+  l->space.reserve(base, bytes);
+  if (l->path == fault_path::sigbus) {
+    install_sigbus_handler();
+  } else {
+    start_fault_thread(l->uffd.fd);
+  }
+  return l;
+}
+
+}  // namespace
+
+layer& started_layer() {
+  static std::once_flag once;
+  std::call_once(once, [] { the_layer.store(start(), std::memory_order_release); });
+  return *the_layer.load(std::memory_order_acquire);
+}
+
+layer* running_layer() { return the_layer.load(std::memory_order_acquire); }
+
+}  // namespace squall::memory::detail

@@ -1,0 +1,28 @@
+// The memory layer of this process: the segment range, the userfaultfd and the fault path.
+// It starts on first use (the first allocation or query), not at squall::init, so programs
+// that use no shared segments never need userfaultfd.
+#pragma once
+#include <cstdint>
+
+#include <squall/memory.hpp>
+
+#include "memory/address_space.hpp"
+#include "memory/uffd_device.hpp"
+
+namespace squall::memory::detail {
+
+struct layer {
+  address_space space;
+  userfaultfd uffd;
+  fault_path path = fault_path::sigbus;
+  std::uint32_t next_generation = 1;  // the same sequence on every node (allocation is collective)
+};
+
+// Starts the layer if needed: reads SQUALL_SEGMENT_BASE, SQUALL_SEGMENT_SPACE_GIB and
+// SQUALL_FAULT_PATH, probes userfaultfd, reserves the range and installs the fault path.
+layer& started_layer();
+
+// The layer once started, else nullptr. Safe in a signal handler.
+layer* running_layer();
+
+}  // namespace squall::memory::detail

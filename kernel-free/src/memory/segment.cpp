@@ -1,0 +1,281 @@
+// The segment API: collective allocation and freeing, and the per-block operations.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/memory.hpp>
+#include <squall/runtime.hpp>
+
+#include "common/log.hpp"
+#include "memory/counters.hpp"
+#include "memory/layer.hpp"
+#include "memory/page_tables.hpp"
+#include "memory/segment_builder.hpp"
+#include "memory/uffd_abi.hpp"
+#include "runtime/node.hpp"
+
+namespace squall::memory {
+namespace {
+
+using detail::segment_state;
+
+std::size_t page_size() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
+
+bool is_block_size(std::size_t b) {
+  return b >= page_size() && (b & (b - 1)) == 0;  // page sizes are powers of two
+}
+
+// Every node's values, element-wise: min in `lo`, max in `hi` (one allreduce).
+void spread(std::span<const std::uint64_t> values, std::vector<std::uint64_t>& lo,
+            std::vector<std::uint64_t>& hi) {
+  std::vector<std::uint64_t> both(2 * values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    both[i] = values[i];
+    both[values.size() + i] = ~values[i];
+  }
+  allreduce(std::span<const std::uint64_t>(both), std::span<std::uint64_t>(both), op::min{});
+  lo.assign(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(values.size()));
+  hi.resize(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) hi[i] = ~both[values.size() + i];
+}
+
+std::uint64_t hash_of(const std::vector<int>& table) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (int v : table) h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull;
+  return h;
+}
+
+// A home function's first answer outside 0..nodes-1, as a message ("" if none).
+std::string bad_home(const segment_state& s) {
+  for (block_index b = 0; b < s.home_table.size(); ++b) {
+    const int h = s.home_table[b];
+    if (h < 0 || h >= s.nodes) {
+      return format("the home function gave node %d for block %zu; nodes are 0..%d", h, b, s.nodes - 1);
+    }
+  }
+  return {};
+}
+
+void map_views(segment_state& s, std::byte* address, int uffd) {
+  s.memfd = ::memfd_create("squall-segment", MFD_CLOEXEC);
+  if (s.memfd < 0) fatal("memfd_create for a segment failed: %s", std::strerror(errno));
+  if (::ftruncate(s.memfd, static_cast<off_t>(s.bytes)) != 0) {
+    fatal("cannot size a segment's memfd to %zu bytes: %s", s.bytes, std::strerror(errno));
+  }
+  if (::mmap(address, s.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.memfd, 0) == MAP_FAILED) {
+    fatal("cannot map a segment's application view at %p: %s", static_cast<void*>(address), std::strerror(errno));
+  }
+  void* proto = ::mmap(nullptr, s.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.memfd, 0);
+  if (proto == MAP_FAILED) fatal("cannot map a segment's protocol view: %s", std::strerror(errno));
+  s.app = address;
+  s.proto = static_cast<std::byte*>(proto);
+  uffdio_register r{};
+  r.range = {reinterpret_cast<__u64>(address), s.bytes};
+  r.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP;
+  if (::ioctl(uffd, UFFDIO_REGISTER, &r) != 0) {
+    fatal("cannot register a segment with userfaultfd (MISSING, MINOR and write-protect on "
+          "shared memory): %s",
+          std::strerror(errno));
+  }
+  constexpr std::uint64_t needed = (1ull << _UFFDIO_CONTINUE) | (1ull << _UFFDIO_WRITEPROTECT);
+  if ((r.ioctls & needed) != needed) {
+    fatal("userfaultfd offers no UFFDIO_CONTINUE or UFFDIO_WRITEPROTECT on shared memory; this "
+          "kernel is too old or built without CONFIG_PTE_MARKER_UFFD_WP (Linux 5.19+ needed)");
+  }
+}
+
+void check_block(const segment_state& s, block_index b, const char* api) {
+  if (b >= s.blocks) {
+    throw usage_error(format("%s: block %zu is out of range (the segment has %zu blocks)", api, b, s.blocks));
+  }
+}
+
+void check_tag(tag t, const char* api) {
+  if (t != tag::invalid && t != tag::read_only && t != tag::read_write) {
+    throw usage_error(format("%s: %d is not a tag", api, static_cast<int>(t)));
+  }
+}
+
+}  // namespace
+
+segment_state& segment_builder::state(segment h, const char* api) {
+  if (h.slot_ == 0 || h.slot_ >= detail::max_segments) {
+    throw usage_error(format("%s on a null segment handle", api));
+  }
+  segment_state& s = detail::slot(h.slot_);
+  if (!s.live.load(std::memory_order_acquire) || s.generation != h.generation_) {
+    throw usage_error(format("%s on a segment that was freed", api));
+  }
+  return s;
+}
+
+segment allocate(std::size_t bytes, const segment_options& options) {
+  constexpr const char* api = "memory::allocate";
+  rt::require(api);
+  const std::size_t block_size = options.block_size == 0 ? page_size() : options.block_size;
+  if (!is_block_size(block_size)) {
+    throw usage_error(format("%s: block size %zu is not a power-of-two multiple of the page size (%zu)",
+                             api, block_size, page_size()));
+  }
+  if (bytes == 0) throw usage_error(format("%s: a segment needs at least one byte", api));
+  check_tag(options.initial, api);
+  detail::layer& l = detail::started_layer();
+  if (bytes > l.space.bytes()) {
+    throw usage_error(format("%s: %zu bytes exceed the segment range (%zu bytes, SQUALL_SEGMENT_SPACE_GIB)",
+                             api, bytes, l.space.bytes()));
+  }
+  segment_state proposal;  // homes are computed here so that every node can check them
+  proposal.bytes = (bytes + block_size - 1) / block_size * block_size;
+  proposal.block_size = block_size;
+  proposal.blocks = proposal.bytes / block_size;
+  proposal.nodes = squall::nodes();
+  segment_builder::set_homes(proposal, options.homes);
+  const std::string home_problem = bad_home(proposal);
+
+  const std::uint64_t mine[] = {bytes, block_size, static_cast<std::uint64_t>(proposal.homes),
+                                static_cast<std::uint64_t>(options.initial), hash_of(proposal.home_table),
+                                home_problem.empty() ? 0u : 1u};
+  std::vector<std::uint64_t> lo, hi;
+  spread(mine, lo, hi);
+  if (hi[5] != 0) {
+    throw usage_error(format("%s: %s", api, home_problem.empty() ? "another node's home function gave an invalid node"
+                                                                 : home_problem.c_str()));
+  }
+  if (lo != hi) {
+    throw usage_error(format("%s is collective: nodes asked for different segments (this node: %zu bytes, "
+                             "block size %zu; the home function and initial tag must agree too)",
+                             api, bytes, block_size));
+  }
+  std::byte* address = l.space.take(proposal.bytes, std::max(block_size, page_size()));
+  if (address == nullptr) {
+    throw usage_error(format("%s: no room for %zu bytes in the segment range (SQUALL_SEGMENT_SPACE_GIB)", api,
+                             proposal.bytes));
+  }
+  const std::uint32_t index = detail::unused_slot();
+  if (index == 0) {
+    l.space.give_back(address, proposal.bytes);
+    throw usage_error(format("%s: more than %u live segments", api, detail::max_segments - 1));
+  }
+  segment_state& s = detail::slot(index);
+  s.bytes = proposal.bytes;
+  s.block_size = block_size;
+  s.blocks = proposal.blocks;
+  s.block_shift = static_cast<unsigned>(__builtin_ctzll(block_size));
+  s.nodes = proposal.nodes;
+  s.homes = proposal.homes;
+  s.blocks_per_node = proposal.blocks_per_node;
+  s.home_table = std::move(proposal.home_table);
+  // PTEs start absent: blocks tagged ReadOnly or ReadWrite are mapped on first touch.
+  s.tags = std::make_unique<std::atomic<tag>[]>(s.blocks);
+  for (block_index b = 0; b < s.blocks; ++b) s.tags[b].store(options.initial, std::memory_order_relaxed);
+  s.handler.store(options.handler, std::memory_order_relaxed);
+  s.generation = l.next_generation++;
+  map_views(s, address, l.uffd.fd);
+  detail::publish(index);
+  barrier();  // no node hears of the segment from another before it exists here
+  return segment_builder::handle(s);
+}
+
+void free(segment h) {
+  constexpr const char* api = "memory::free";
+  rt::require(api);
+  segment_state& s = segment_builder::state(h, api);
+  const std::uint64_t mine[] = {reinterpret_cast<std::uintptr_t>(s.app), s.generation};
+  std::vector<std::uint64_t> lo, hi;
+  spread(mine, lo, hi);  // also the barrier: every node has stopped using the segment
+  if (lo != hi) throw usage_error(format("%s is collective: nodes freed different segments", api));
+  s.live.store(false, std::memory_order_release);
+  detail::layer& l = *detail::running_layer();
+  l.space.give_back(s.app, s.bytes);  // unmaps the application view, unregistering it
+  ::munmap(s.proto, s.bytes);
+  ::close(s.memfd);
+  s.tags.reset();
+  s.home_table = {};
+  s.handler.store(nullptr, std::memory_order_relaxed);
+  s.app = s.proto = nullptr;
+  s.bytes = 0;
+}
+
+segment segment_of(const void* address) {
+  detail::segment_state* s = detail::running_layer() ? detail::find_segment(address) : nullptr;
+  if (s == nullptr) throw usage_error(format("address %p is outside every shared segment", address));
+  return segment_builder::handle(*s);
+}
+
+fault_path active_fault_path() { return detail::started_layer().path; }
+
+std::byte* segment::base() const { return segment_builder::state(*this, "segment::base").app; }
+std::size_t segment::size() const { return segment_builder::state(*this, "segment::size").bytes; }
+std::size_t segment::block_size() const { return segment_builder::state(*this, "segment::block_size").block_size; }
+std::size_t segment::blocks() const { return segment_builder::state(*this, "segment::blocks").blocks; }
+
+int segment::home(block_index b) const {
+  const auto& s = segment_builder::state(*this, "segment::home");
+  check_block(s, b, "segment::home");
+  return s.home(b);
+}
+
+block_index segment::block_of(const void* address) const {
+  const auto& s = segment_builder::state(*this, "segment::block_of");
+  if (!s.holds(address)) {
+    throw usage_error(format("segment::block_of: address %p is outside the segment at %p (%zu bytes)", address,
+                             static_cast<void*>(s.app), s.bytes));
+  }
+  return s.block_of(address);
+}
+
+std::byte* segment::address_of(block_index b) const {
+  const auto& s = segment_builder::state(*this, "segment::address_of");
+  check_block(s, b, "segment::address_of");
+  return s.app_block(b);
+}
+
+tag segment::tag_of(block_index b) const {
+  const auto& s = segment_builder::state(*this, "segment::tag_of");
+  check_block(s, b, "segment::tag_of");
+  return s.tags[b].load(std::memory_order_acquire);
+}
+
+void segment::set_tag(block_index b, tag t) const {
+  auto& s = segment_builder::state(*this, "segment::set_tag");
+  check_block(s, b, "segment::set_tag");
+  check_tag(t, "segment::set_tag");
+  const tag from = s.tags[b].load(std::memory_order_relaxed);
+  if (from == t) return;
+  detail::change_tag(detail::running_layer()->uffd.fd, s, b, from, t);
+  detail::count(detail::tag_changes);
+}
+
+void segment::install(block_index b, std::span<const std::byte> data, tag t) const {
+  auto& s = segment_builder::state(*this, "segment::install");
+  check_block(s, b, "segment::install");
+  check_tag(t, "segment::install");
+  if (data.size() != s.block_size) {
+    throw usage_error(format("segment::install: %zu bytes given for a block of %zu", data.size(), s.block_size));
+  }
+  std::memcpy(s.proto_block(b), data.data(), data.size());
+  detail::change_tag(detail::running_layer()->uffd.fd, s, b, s.tags[b].load(std::memory_order_relaxed), t);
+  detail::count(detail::installs);
+}
+
+std::span<std::byte> segment::protocol_view(block_index b) const {
+  const auto& s = segment_builder::state(*this, "segment::protocol_view");
+  check_block(s, b, "segment::protocol_view");
+  return {s.proto_block(b), s.block_size};
+}
+
+void segment::bind(protocol& p) const {
+  segment_builder::state(*this, "segment::bind").handler.store(&p, std::memory_order_release);
+}
+
+protocol* segment::bound_protocol() const {
+  return segment_builder::state(*this, "segment::bound_protocol").handler.load(std::memory_order_acquire);
+}
+
+}  // namespace squall::memory

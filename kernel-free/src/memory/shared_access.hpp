@@ -1,0 +1,19 @@
+// Making the kernel's own accesses to shared memory work. In SIGBUS mode a system call that
+// touches a page whose tag forbids the access (or whose PTE is absent) fails with EFAULT
+// instead of faulting into a handler; so before such a call the tags of the range are
+// raised through the protocol, as a program access would, and after an EFAULT (a tag
+// lowered meanwhile by a message handler) the range is prepared again and the call retried.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace squall::memory::detail {
+
+// Raises the tags of the blocks in [start, start+len) so that a read (or write) is allowed.
+// Returns false, at the cost of one comparison, when the range is not in the segment range.
+// (Addresses as integers: the memory is not read here.)
+bool prepare_access(std::uintptr_t start, std::size_t len, bool write);
+// Like prepare_access, and also maps the PTEs of blocks whose tags already allow it.
+void repair_access(std::uintptr_t start, std::size_t len, bool write);
+
+}  // namespace squall::memory::detail

@@ -1,0 +1,54 @@
+#include "memory/thread_path.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "common/log.hpp"
+#include "memory/fault_service.hpp"
+#include "memory/uffd_abi.hpp"
+
+namespace squall::memory::detail {
+namespace {
+
+void wake(int uffd, const segment_state& s, block_index b) {
+  uffdio_range r{reinterpret_cast<__u64>(s.app_block(b)), s.block_size};
+  if (::ioctl(uffd, UFFDIO_WAKE, &r) != 0) fatal("UFFDIO_WAKE failed: %s", std::strerror(errno));
+}
+
+void serve(int uffd, const uffd_msg& m) {
+  if (m.event != UFFD_EVENT_PAGEFAULT) return;
+  const auto* address = reinterpret_cast<const void*>(m.arg.pagefault.address);
+  segment_state* s = find_segment(address);
+  // Only segments are registered, so this is a late report (several threads faulted on one
+  // page, and all were woken by the first report) for a segment freed since: no one waits.
+  if (s == nullptr) return;
+  const auto flags = m.arg.pagefault.flags;
+  const bool write = (flags & (UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP)) != 0;
+  const block_index b = s->block_of(address);
+  serve_fault(*s, b, write);
+  wake(uffd, *s, b);  // only now: the faulting thread must not run on before the handler ends
+}
+
+void serve_forever(int uffd) {
+  uffd_msg messages[16];
+  for (;;) {
+    pollfd p{uffd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) fatal("poll on the userfaultfd: %s", std::strerror(errno));
+    const ssize_t n = ::read(uffd, messages, sizeof messages);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      fatal("reading the userfaultfd: %s", std::strerror(errno));
+    }
+    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(uffd_msg)); ++i) serve(uffd, messages[i]);
+  }
+}
+
+}  // namespace
+
+void start_fault_thread(int uffd) { std::thread(serve_forever, uffd).detach(); }
+
+}  // namespace squall::memory::detail

@@ -1,0 +1,115 @@
+#include "memory/uffd_device.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "common/log.hpp"
+#include "memory/uffd_abi.hpp"
+
+namespace squall::memory::detail {
+namespace {
+
+constexpr int fd_flags = O_CLOEXEC | O_NONBLOCK;
+
+struct required_feature {
+  std::uint64_t bit;
+  const char* what;
+  const char* since;
+};
+constexpr required_feature required_features[] = {
+    {UFFD_FEATURE_MISSING_SHMEM, "missing-page faults on shared memory", "4.11"},
+    {UFFD_FEATURE_MINOR_SHMEM, "minor faults on shared memory (UFFD_FEATURE_MINOR_SHMEM)", "5.14"},
+    {UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+     "write-protect on shared memory (UFFD_FEATURE_WP_HUGETLBFS_SHMEM, CONFIG_PTE_MARKER_UFFD_WP)",
+     "5.19"},
+};
+
+const char* kernel_release() {
+  static utsname u;
+  return uname(&u) == 0 ? u.release : "unknown";
+}
+
+int userfaultfd_syscall(int flags) { return static_cast<int>(::syscall(SYS_userfaultfd, flags)); }
+
+// userfaultfd(2) if permitted, else /dev/userfaultfd, else user-mode-only faults (always
+// permitted, but then the kernel's own accesses fail with EFAULT instead of waiting).
+int create(bool& kernel_faults) {
+  kernel_faults = true;
+  int fd = userfaultfd_syscall(fd_flags);
+  if (fd >= 0) return fd;
+  const int err = errno;
+  if (err == ENOSYS) {
+    fatal("this kernel (%s) has no userfaultfd (built without CONFIG_USERFAULTFD); shared "
+          "segments need it",
+          kernel_release());
+  }
+  if (err != EPERM && err != EACCES) fatal("userfaultfd failed: %s", std::strerror(err));
+  const int dev = ::open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+  if (dev >= 0) {
+    fd = ::ioctl(dev, USERFAULTFD_IOC_NEW, fd_flags);
+    ::close(dev);
+    if (fd >= 0) return fd;
+  }
+  kernel_faults = false;
+  fd = userfaultfd_syscall(fd_flags | UFFD_USER_MODE_ONLY);
+  if (fd >= 0) return fd;
+  fatal("userfaultfd is not permitted for this user (%s); shared segments need one of: "
+        "running as root (CAP_SYS_PTRACE), 'sysctl vm.unprivileged_userfaultfd=1', or read-write "
+        "access to /dev/userfaultfd",
+        std::strerror(errno));
+}
+
+void api_handshake(int fd, std::uint64_t features, uffdio_api& api) {
+  api = uffdio_api{};
+  api.api = UFFD_API;
+  api.features = features;
+  if (::ioctl(fd, UFFDIO_API, &api) != 0) {
+    fatal("userfaultfd UFFDIO_API failed on kernel %s: %s", kernel_release(), std::strerror(errno));
+  }
+}
+
+// What the kernel offers, asked once on a throwaway descriptor (UFFDIO_API may be called
+// only once per descriptor).
+std::uint64_t offered_features() {
+  static const std::uint64_t offered = [] {
+    bool kernel_faults = false;
+    const int fd = create(kernel_faults);
+    uffdio_api api;
+    api_handshake(fd, 0, api);
+    ::close(fd);
+    return static_cast<std::uint64_t>(api.features);
+  }();
+  return offered;
+}
+
+}  // namespace
+
+bool sigbus_supported() { return (offered_features() & UFFD_FEATURE_SIGBUS) != 0; }
+
+userfaultfd open_userfaultfd(bool sigbus) {
+  const std::uint64_t offered = offered_features();
+  std::uint64_t wanted = 0;
+  for (const auto& f : required_features) {
+    if ((offered & f.bit) == 0) {
+      fatal("this kernel (%s) lacks userfaultfd %s, which shared segments need (Linux %s or "
+            "later)",
+            kernel_release(), f.what, f.since);
+    }
+    wanted |= f.bit;
+  }
+  if (sigbus) wanted |= UFFD_FEATURE_SIGBUS;
+  userfaultfd u;
+  u.fd = create(u.kernel_faults);
+  u.sigbus = sigbus;
+  uffdio_api api;
+  api_handshake(u.fd, wanted, api);
+  return u;
+}
+
+}  // namespace squall::memory::detail

@@ -1,0 +1,201 @@
+// Block tags and fault vectoring: exact fault counts for scripted access sequences, on the
+// fault path SQUALL_FAULT_PATH selects.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <squall/squall.hpp>
+#include <squall/memory.hpp>
+
+#include "test_protocols.hpp"
+
+namespace {
+
+using namespace squall;
+using memory::tag;
+using memory::testing::counter_delta;
+using memory::testing::touch_read;
+using memory::testing::touch_write;
+
+constexpr std::size_t page = 4096;
+
+int maps_lines() {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) ++n;
+  return n;
+}
+
+class AccessControl : public ::testing::Test {
+ protected:
+  void allocate(std::size_t blocks, std::size_t block_size = page) {
+    seg = memory::allocate(blocks * block_size,
+                           {.block_size = block_size, .handler = &proto, .initial = tag::invalid});
+  }
+  void TearDown() override { memory::free(seg); }
+  std::byte* at(memory::block_index b, std::size_t offset = 0) { return seg.address_of(b) + offset; }
+
+  memory::testing::raise_only proto;
+  memory::segment seg;
+};
+
+TEST_F(AccessControl, ScriptedSequenceFaultsExactly) {
+  allocate(4);
+  counter_delta d;
+  touch_read(at(0));      // read on Invalid
+  touch_read(at(0, 9));   // allowed
+  touch_write(at(0));     // write on ReadOnly
+  touch_write(at(1));     // write on Invalid
+  touch_read(at(1));      // allowed
+  seg.set_tag(0, tag::invalid);
+  touch_write(at(0, 5));  // write on Invalid
+  seg.set_tag(1, tag::read_only);
+  touch_read(at(1));      // allowed
+  touch_write(at(1));     // write on ReadOnly
+  EXPECT_EQ(d("memory.faults.read_invalid"), 1u);
+  EXPECT_EQ(d("memory.faults.write_invalid"), 2u);
+  EXPECT_EQ(d("memory.faults.write_readonly"), 2u);
+  EXPECT_EQ(d("memory.tag_changes"), 7u);  // five by the handlers, two here
+  EXPECT_GT(d("memory.fault_handler_ns"), 0u);
+  EXPECT_EQ(proto.reads, 1);
+  EXPECT_EQ(proto.writes, 4);
+  EXPECT_EQ(seg.tag_of(0), tag::read_write);
+  EXPECT_EQ(seg.tag_of(2), tag::invalid);
+}
+
+TEST_F(AccessControl, InvalidBlocksKeepTheirData) {
+  allocate(2);
+  touch_write(at(1, 100), 77);
+  seg.set_tag(1, tag::invalid);
+  EXPECT_EQ(seg.protocol_view(1)[100], std::byte{77});
+  counter_delta d;
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(1, 100)), 77);
+  EXPECT_EQ(d("memory.faults.read_invalid"), 1u);
+}
+
+TEST_F(AccessControl, InstallSetsDataAndTagInOneStep) {
+  allocate(3);
+  std::vector<std::byte> data(page, std::byte{0xAB});
+  counter_delta d;
+  seg.install(2, data, tag::read_only);
+  EXPECT_EQ(seg.tag_of(2), tag::read_only);
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(2, 4000)), 0xAB);  // no fault
+  EXPECT_EQ(d("memory.faults.read_invalid"), 0u);
+  touch_write(at(2));
+  EXPECT_EQ(d("memory.faults.write_readonly"), 1u);
+  data.assign(page, std::byte{0x11});
+  seg.install(2, data, tag::read_write);  // over a mapped block
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(2, 1)), 0x11);
+  seg.install(0, data, tag::invalid);
+  EXPECT_EQ(seg.protocol_view(0)[5], std::byte{0x11});
+  EXPECT_EQ(d("memory.installs"), 3u);
+  EXPECT_EQ(d("memory.faults.read_invalid") + d("memory.faults.write_invalid"), 0u);
+}
+
+TEST_F(AccessControl, BlocksOfSeveralPagesFaultOnce) {
+  allocate(2, 4 * page);
+  counter_delta d;
+  touch_write(at(1, 3 * page + 1));
+  for (std::size_t p = 0; p < 4; ++p) touch_write(at(1, p * page));
+  EXPECT_EQ(d("memory.faults.write_invalid"), 1u);
+  seg.set_tag(1, tag::read_only);
+  for (std::size_t p = 0; p < 4; ++p) touch_read(at(1, p * page));
+  touch_write(at(1, 2 * page));
+  for (std::size_t p = 0; p < 4; ++p) touch_write(at(1, p * page));
+  EXPECT_EQ(d("memory.faults.write_readonly"), 1u);
+  EXPECT_EQ(d("memory.faults.read_invalid"), 0u);
+}
+
+TEST_F(AccessControl, ThousandsOfTagChangesAddNoMappings) {
+  constexpr std::size_t blocks = 16384;
+  allocate(blocks);
+  const int lines = maps_lines();
+  counter_delta d;
+  // The same script on a model of the tags gives the exact counts to expect.
+  std::vector<tag> model(blocks, tag::invalid);
+  std::uint64_t changes = 0, read_faults = 0;
+  const tag cycle[] = {tag::read_write, tag::invalid, tag::read_only, tag::invalid};
+  for (int round = 0; round < 4; ++round) {
+    for (std::size_t b = round % 2; b < blocks; b += 2) {
+      seg.set_tag(b, cycle[round]);
+      changes += model[b] != cycle[round];
+      model[b] = cycle[round];
+    }
+    for (std::size_t b = 0; b < blocks; b += 7) {
+      touch_read(at(b));
+      if (model[b] == tag::invalid) {
+        ++read_faults;
+        ++changes;
+        model[b] = tag::read_only;
+      }
+    }
+  }
+  EXPECT_EQ(maps_lines(), lines);
+  EXPECT_EQ(d("memory.faults.read_invalid"), read_faults);
+  EXPECT_EQ(d("memory.tag_changes"), changes);
+  EXPECT_GT(read_faults, 1000u);
+  for (std::size_t b = 0; b < blocks; ++b) ASSERT_EQ(seg.tag_of(b), model[b]) << b;
+}
+
+TEST_F(AccessControl, PagesTheKernelDroppedAreMappedWithoutTheProtocol) {
+  allocate(2);
+  touch_write(at(0), 5);
+  ASSERT_EQ(::madvise(at(0), page, MADV_DONTNEED), 0);  // as page reclaim would
+  counter_delta d;
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(0)), 5);
+  touch_write(at(0));
+  EXPECT_EQ(d("memory.mapped_on_touch"), 1u);
+  EXPECT_EQ(proto.reads + proto.writes, 1);  // only the first write
+}
+
+TEST_F(AccessControl, FaultPathFollowsTheConfiguration) {
+  allocate(1);
+  const char* path = std::getenv("SQUALL_FAULT_PATH");
+  const bool thread = path != nullptr && std::strcmp(path, "thread") == 0;
+  EXPECT_EQ(memory::active_fault_path(), thread ? memory::fault_path::thread : memory::fault_path::sigbus);
+}
+
+struct thread_recorder : memory::testing::raise_only {
+  std::atomic<long> handler_thread{0};
+  void read_fault(memory::segment s, memory::block_index b) override {
+    handler_thread = ::syscall(SYS_gettid);
+    raise_only::read_fault(s, b);
+  }
+};
+
+TEST(FaultPath, HandlersRunInTheFaultingThreadOnlyOnTheSigbusPath) {
+  thread_recorder rec;
+  auto s = memory::allocate(page, {.handler = &rec, .initial = tag::invalid});
+  touch_read(s.base());
+  const bool same = rec.handler_thread == ::syscall(SYS_gettid);
+  EXPECT_EQ(same, memory::active_fault_path() == memory::fault_path::sigbus);
+  memory::free(s);
+}
+
+TEST_F(AccessControl, ThreadsFaultingTogetherAreEachServed) {
+  constexpr std::size_t blocks = 64;
+  allocate(blocks);
+  counter_delta d;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([this, t] {
+      for (std::size_t b = static_cast<std::size_t>(t); b < blocks; b += 4) touch_write(at(b, 8), static_cast<std::uint8_t>(b));
+      for (std::size_t b = 0; b < blocks; ++b) touch_read(at(b, 8));
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (std::size_t b = 0; b < blocks; ++b) EXPECT_EQ(static_cast<std::size_t>(*at(b, 8)), b);
+  EXPECT_EQ(proto.writes, static_cast<int>(blocks));
+  EXPECT_EQ(d("memory.faults.write_invalid") + d("memory.faults.write_readonly"), blocks);
+}
+
+}  // namespace

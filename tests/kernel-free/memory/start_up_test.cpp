@@ -1,0 +1,107 @@
+// Start-up of the memory layer: what it says when the segment range is taken, the
+// configuration is wrong, or userfaultfd is missing or not permitted. Each case runs in a
+// fresh process (death tests), before the layer has started there.
+#include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+
+#include <squall/memory.hpp>
+
+namespace {
+
+using namespace squall;
+
+// Makes userfaultfd(2) fail with `error` and, if `block_device`, the ioctl that opens a
+// userfaultfd through /dev/userfaultfd fail with EACCES, as on a kernel or for a user
+// that cannot have one.
+void forbid_userfaultfd(int error, bool block_device) {
+  constexpr unsigned userfaultfd_ioc_new = 0xAA00;  // USERFAULTFD_IOC_NEW
+  const sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_userfaultfd, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | static_cast<unsigned>(error)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, userfaultfd_ioc_new, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, block_device ? SECCOMP_RET_ERRNO | EACCES : SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  const sock_fprog program{static_cast<unsigned short>(std::size(filter)), const_cast<sock_filter*>(filter)};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+    std::perror("seccomp");
+    std::exit(3);
+  }
+}
+
+// The runtime is up (bad_input_test.cpp's environment); this starts the memory layer.
+void start_memory_layer() { memory::active_fault_path(); }
+
+TEST(StartUpDeathTest, SegmentRangeTaken) {
+  EXPECT_EXIT(
+      {
+        setenv("SQUALL_SEGMENT_BASE", "580000000000", 1);  // clear of ASan's heap at 0x600000000000
+        setenv("SQUALL_SEGMENT_SPACE_GIB", "1", 1);
+        ::mmap(reinterpret_cast<void*>(0x5800'0010'0000), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        start_memory_layer();
+      },
+      ::testing::ExitedWithCode(1),
+      "cannot reserve the shared segment range 0x580000000000-0x580040000000 .*it is taken in this process by "
+      "\\[580000100000-580000101000 .*SQUALL_SEGMENT_BASE");
+}
+
+TEST(StartUpDeathTest, BadSegmentBase) {
+  EXPECT_EXIT(
+      {
+        setenv("SQUALL_SEGMENT_BASE", "0x1234", 1);
+        start_memory_layer();
+      },
+      ::testing::ExitedWithCode(1), "SQUALL_SEGMENT_BASE must be a page-aligned hexadecimal address");
+}
+
+TEST(StartUpDeathTest, BadFaultPath) {
+  EXPECT_EXIT(
+      {
+        setenv("SQUALL_FAULT_PATH", "interrupt", 1);
+        start_memory_layer();
+      },
+      ::testing::ExitedWithCode(1), "SQUALL_FAULT_PATH must be auto, sigbus or thread \\(got 'interrupt'\\)");
+}
+
+TEST(StartUpDeathTest, KernelWithoutUserfaultfd) {
+  EXPECT_EXIT(
+      {
+        forbid_userfaultfd(ENOSYS, true);
+        start_memory_layer();
+      },
+      ::testing::ExitedWithCode(1), "has no userfaultfd \\(built without CONFIG_USERFAULTFD\\)");
+}
+
+TEST(StartUpDeathTest, UserfaultfdNotPermitted) {
+  EXPECT_EXIT(
+      {
+        forbid_userfaultfd(EPERM, true);
+        start_memory_layer();
+      },
+      ::testing::ExitedWithCode(1),
+      "userfaultfd is not permitted for this user .*vm.unprivileged_userfaultfd=1.*/dev/userfaultfd");
+}
+
+TEST(StartUpDeathTest, DeviceServesWhenTheSystemCallIsNotPermitted) {
+  EXPECT_EXIT(
+      {
+        forbid_userfaultfd(EPERM, false);
+        start_memory_layer();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
