@@ -1,16 +1,13 @@
 #include "squall/apps/counter_rng.hpp"
 
+#include <Random123/philox.h>
+
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 
 namespace squall::apps {
 namespace {
-
-constexpr std::uint32_t kMultiplier0 = 0xD2511F53;
-constexpr std::uint32_t kMultiplier1 = 0xCD9E8D57;
-constexpr std::uint32_t kKeyBump0 = 0x9E3779B9;  // golden ratio
-constexpr std::uint32_t kKeyBump1 = 0xBB67AE85;  // sqrt(3) - 1
 
 // The draw-block index shares the last counter word with the stream tag.
 constexpr unsigned kBlockBits = 24;
@@ -19,19 +16,9 @@ constexpr unsigned kBlockBits = 24;
 
 std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> counter,
                                            std::array<std::uint32_t, 2> key) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key[0] += kKeyBump0;
-      key[1] += kKeyBump1;
-    }
-    const std::uint64_t p0 = std::uint64_t{kMultiplier0} * counter[0];
-    const std::uint64_t p1 = std::uint64_t{kMultiplier1} * counter[2];
-    counter = {static_cast<std::uint32_t>(p1 >> 32) ^ counter[1] ^ key[0],
-               static_cast<std::uint32_t>(p1),
-               static_cast<std::uint32_t>(p0 >> 32) ^ counter[3] ^ key[1],
-               static_cast<std::uint32_t>(p0)};
-  }
-  return counter;
+  const r123::Philox4x32_R<10> philox;
+  const auto out = philox({{counter[0], counter[1], counter[2], counter[3]}}, {{key[0], key[1]}});
+  return {out[0], out[1], out[2], out[3]};
 }
 
 KeyedRandom::KeyedRandom(std::uint64_t seed, Stream stream, std::uint64_t entity,

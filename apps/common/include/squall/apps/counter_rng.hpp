@@ -10,7 +10,8 @@
 
 namespace squall::apps {
 
-// Philox4x32 with 10 rounds: a bijection of a 128-bit counter under a 64-bit key.
+// Philox4x32 with 10 rounds (Random123's, from Debian's librandom123-dev): a bijection of a
+// 128-bit counter under a 64-bit key.
 std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> counter,
                                            std::array<std::uint32_t, 2> key);
 
