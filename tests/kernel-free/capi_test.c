@@ -6,7 +6,13 @@
 #include <squall/squall.h>
 
 static uint32_t pong_id;
-static int pongs;
+static int pongs; /* written by a handler: read it only inside squall_am_wait_until */
+static int expected_pongs;
+
+static int all_pongs_in(void* ctx) {
+  (void)ctx;
+  return pongs == expected_pongs;
+}
 
 static void on_pong(int source, const void* args, size_t len, const void* payload, size_t plen) {
   (void)source; (void)args; (void)len; (void)payload; (void)plen;
@@ -34,7 +40,9 @@ int main(int argc, char** argv) {
   me = squall_node();
   n = squall_nodes();
   for (d = 0; d < n; ++d) CHECK(squall_am_send(d, ping_id, &d, sizeof d, NULL, 0) == 0);
-  while (pongs < n) CHECK(squall_am_poll() == 0);
+  expected_pongs = n;
+  CHECK(squall_am_poll() == 0);
+  CHECK(squall_am_wait_until(all_pongs_in, NULL) == 0);
   CHECK(squall_am_send(n, ping_id, NULL, 0, NULL, 0) == -1);
   CHECK(strstr(squall_last_error(), "does not exist") != NULL);
   CHECK(squall_am_send(0, 12345, NULL, 0, NULL, 0) == -1);

@@ -26,6 +26,9 @@ int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len
                    const void* payload, size_t payload_len);
 int squall_am_flush(void);
 int squall_am_poll(void);
+/* Polls until pred(ctx) returns non-zero: pred runs with the node's handlers excluded, so it
+ * may read what handlers write; once it returned non-zero it is not called again. */
+int squall_am_wait_until(int (*pred)(void* ctx), void* ctx);
 int squall_am_set_aggregation(unsigned messages_per_packet);
 size_t squall_am_max_payload(void);
 

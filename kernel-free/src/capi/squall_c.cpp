@@ -90,6 +90,9 @@ int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len
 
 int squall_am_flush(void) { return guarded([] { squall::am::flush(); }); }
 int squall_am_poll(void) { return guarded([] { squall::am::poll(); }); }
+int squall_am_wait_until(int (*pred)(void*), void* ctx) {
+  return guarded([&] { squall::am::wait_until([&] { return pred(ctx) != 0; }); });
+}
 int squall_am_set_aggregation(unsigned k) { return guarded([&] { squall::am::set_aggregation(k); }); }
 
 size_t squall_am_max_payload(void) {
