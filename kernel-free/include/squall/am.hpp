@@ -193,8 +193,10 @@ class token {
 };
 
 // Sends an active message to `dest` (may be this node). Arguments are copied; a payload's
-// bytes are copied before send returns. Throws usage_error for a bad node or a payload
-// larger than max_payload().
+// bytes are copied before send returns. A payload in a shared segment (squall/memory.hpp)
+// must lie within one segment: its blocks are made readable through the segment's protocol
+// first, as a program read would, and the bytes are then copied from the protocol view.
+// Throws usage_error for a bad node or a payload larger than max_payload().
 template <auto F, class... A>
 void send(int dest, A&&... args) {
   detail::send_with_slot<F>(dest, 0, std::forward<A>(args)...);
@@ -251,7 +253,10 @@ bulk_handle bulk_send_raw(int dest, const handler_entry* h, const void* args, st
 
 // Sends a payload of any size to F on `dest`; F's last parameter must be am::payload.
 // The payload is not copied up front: it is streamed from the caller's buffer, which must
-// stay valid until local completion.
+// stay valid and unchanged until local completion. A source in a shared segment is made
+// readable once, at the call, and then streamed from the segment's protocol view: keep its
+// blocks' contents in place (the protocol must not install other data there) until then, or
+// copy it to private memory first.
 template <auto F, class... A>
 bulk_handle bulk_send(int dest, A&&... a) {
   using H = detail::checked_handler<F>;
@@ -280,7 +285,10 @@ void poll();                // runs the handlers of arrived messages (no-op insi
 
 // Polls until pred() holds: spins briefly, then sleeps until a message arrives. pred runs
 // with the node lock held (never concurrently with a handler) and is not called again once
-// it returned true, so it may consume what it waited for.
+// it returned true, so it may consume what it waited for. Like a handler, pred must not
+// touch an application view of a shared segment (a fault under the node lock ends the
+// process). A protocol's fault handler may wait (wait_until, call): the handlers of arriving
+// messages, its own protocol's included, run while it waits.
 template <class Pred>
 void wait_until(Pred&& pred) {
   detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); },

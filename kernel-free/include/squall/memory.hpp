@@ -21,6 +21,16 @@
 // a SIGBUS handler (SQUALL_FAULT_PATH=sigbus), else in a fault-handling thread
 // (SQUALL_FAULT_PATH=thread); on the SIGBUS path a handler must not allocate, use stdio, or
 // take a lock the interrupted code may hold, and must not touch any application view.
+// A fault handler may send active messages and wait for replies (am::wait_until, am::call):
+// message handlers, the protocol's own included, run while it waits, so the protocol's
+// state may change meanwhile. Faults of one node are served one at a time, so a node has
+// at most one fault handler in progress. Code that runs under the node lock (message
+// handlers, am::wait_until predicates) must not touch an application view: such a fault
+// ends the process with a message. The message layer allocates only off the normal path: a
+// packet that finds its ring full is queued on the heap, the first am::call needing a new
+// reply slot grows the slot table, and collective and bulk messages arriving while the
+// handler waits are stored on the heap; a protocol meant for the SIGBUS path uses
+// am::send and am::wait_until with preallocated state.
 //
 // System calls that read or write shared memory (read, pread, readv, recv, recvfrom, recvmsg,
 // write, pwrite, writev, send, sendto, sendmsg, fread, fwrite) work whatever the tags: the

@@ -79,6 +79,7 @@ void engine::flush(int dest) {
   if (o.queue.empty() && t_.try_send(dest, packet, {})) {
     count(packets_sent);
   } else {
+    // Allocates: a fault handler's send (signal context) reaches here only on a full ring.
     queued q;
     q.packet.assign(packet.begin(), packet.end());
     o.queued_bytes += q.packet.size();
@@ -259,7 +260,7 @@ std::uint32_t engine::open_slot(void* result, std::size_t size) {
   std::uint32_t s;
   if (free_slots_.empty()) {
     s = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
+    slots_.emplace_back();  // allocates: more calls in flight than ever before
   } else {
     s = free_slots_.back();
     free_slots_.pop_back();
@@ -293,7 +294,7 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
     r.total = total;
     r.received = 0;
     r.args.assign(bytes.begin(), bytes.begin() + args_len);
-    try {
+    try {  // allocates, also when a fault handler's wait runs this handler
       r.data.reset(new std::byte[total == 0 ? 1 : total]);
     } catch (const std::bad_alloc&) {
       fatal("cannot allocate %llu bytes for a bulk transfer from node %d",

@@ -24,6 +24,7 @@ std::uint64_t next_seq = 0;  // touched only by the thread calling collectives
 }  // namespace squall::coll
 
 namespace squall::coll::detail {
+// Allocates, also when a fault handler's wait runs it (a collective begun by another node).
 void on_collective(am::token& t, std::uint64_t seq, kind k, std::uint32_t round, am::payload data) {
   inbox[seq].push_back({t.source(), k, round, std::vector<std::byte>(data.begin(), data.end())});
 }

@@ -15,18 +15,25 @@ namespace {
 // application view, which would recurse (SIGBUS path) or deadlock (thread path).
 thread_local int handlers_running = 0;
 
-// The node lock, when the runtime is up (it is re-entrant, and the interrupted code may
-// hold it: see the report on the message layer).
-class node_lock_guard {
+// What a fault is served under: this node's faults one at a time (a protocol keeps at most
+// one fault of the node in progress), and the node lock when the runtime is up, so that
+// fault handlers are atomic with message handlers. The node lock is held for the whole
+// protocol handler, also while it waits for replies (its polling then runs the message
+// handlers), except while such a wait sleeps (runtime/waiting.cpp).
+rt::node_lock faults_one_at_a_time;  // the node lock's class: re-entrant, yields while spinning
+
+class fault_guard {
  public:
-  node_lock_guard() : nd_(rt::current()) {
+  fault_guard() : nd_(rt::current()) {
+    faults_one_at_a_time.lock();
     if (nd_ != nullptr) nd_->lock.lock();
   }
-  ~node_lock_guard() {
+  ~fault_guard() {
     if (nd_ != nullptr) nd_->lock.unlock();
+    faults_one_at_a_time.unlock();
   }
-  node_lock_guard(const node_lock_guard&) = delete;
-  node_lock_guard& operator=(const node_lock_guard&) = delete;
+  fault_guard(const fault_guard&) = delete;
+  fault_guard& operator=(const fault_guard&) = delete;
 
  private:
   rt::node_runtime* nd_;
@@ -37,16 +44,28 @@ int fault_counter(tag t, bool write) {
   return t == tag::invalid ? write_faults_on_invalid : write_faults_on_read_only;
 }
 
+// The faulting thread holds the node lock: see fault_service.hpp.
+void refuse_fault_under_node_lock(int faulter, const segment_state& s, block_index b, bool write) {
+  const rt::node_runtime* nd = rt::current();
+  const int tid = faulter != 0 ? faulter : rt::node_lock::self();
+  if (nd == nullptr || !nd->lock.held_by(tid)) return;
+  fatal_in_signal("a %s of block %zu of the segment at %p faulted while its thread held the node lock "
+                  "(inside a message handler or an am::wait_until predicate?); code that runs under "
+                  "the node lock must not touch an application view - use the protocol view",
+                  write ? "write" : "read", b, static_cast<void*>(s.app));
+}
+
 }  // namespace
 
-void serve_fault(segment_state& s, block_index b, bool write) {
-  node_lock_guard guard;  // first: a handler that ran meanwhile may have raised the tag
-  const tag before = s.tags[b].load(std::memory_order_acquire);
+void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
   if (handlers_running > 0) {
     fatal_in_signal("a fault handler touched the application view (block %zu of the segment at %p, tag "
           "%s); protocol code must use the protocol view",
-          b, static_cast<void*>(s.app), tag_name(before));
+          b, static_cast<void*>(s.app), tag_name(s.tags[b].load(std::memory_order_acquire)));
   }
+  refuse_fault_under_node_lock(faulter, s, b, write);
+  fault_guard guard;  // first: a handler that ran meanwhile may have raised the tag
+  const tag before = s.tags[b].load(std::memory_order_acquire);
   const int uffd = running_layer()->uffd.fd;
   if (allows(before, write)) {
     map_block(uffd, s, b, before == tag::read_only);

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include <squall/error.hpp>
+
+#include "common/log.hpp"
 #include "memory/fault_service.hpp"
 #include "memory/layer.hpp"
 #include "memory/page_tables.hpp"
@@ -49,6 +52,17 @@ bool prepare_access(std::uintptr_t start, std::size_t len, bool write) {
 void repair_access(std::uintptr_t start, std::size_t len, bool write) {
   if (!touches_segments(start, len)) return;
   for_each_block(start, len, [&](segment_state& s, block_index b) { serve_fault(s, b, write); });
+}
+
+const std::byte* readable_source(const std::byte* start, std::size_t len) {
+  if (!prepare_access(reinterpret_cast<std::uintptr_t>(start), len, false)) return start;
+  const segment_state* s = find_segment(start);
+  if (s == nullptr || !s->holds(start + len - 1)) {
+    throw usage_error(format("a message payload at %p (%zu bytes) lies in the segment range but not "
+                             "within one segment",
+                             static_cast<const void*>(start), len));
+  }
+  return s->proto + (start - s->app);
 }
 
 }  // namespace squall::memory::detail

@@ -16,4 +16,10 @@ bool prepare_access(std::uintptr_t start, std::size_t len, bool write);
 // Like prepare_access, and also maps the PTEs of blocks whose tags already allow it.
 void repair_access(std::uintptr_t start, std::size_t len, bool write);
 
+// For the message layer, before it takes the node lock: makes [start, start+len) readable
+// (prepare_access) and returns where the engine may read those bytes under the lock without
+// faulting - the protocol view when the range is in a segment (usage_error if it is not
+// within one segment), else start itself. Costs one comparison outside the segment range.
+const std::byte* readable_source(const std::byte* start, std::size_t len);
+
 }  // namespace squall::memory::detail

@@ -29,7 +29,8 @@ void serve(int uffd, const uffd_msg& m) {
   const auto flags = m.arg.pagefault.flags;
   const bool write = (flags & (UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP)) != 0;
   const block_index b = s->block_of(address);
-  serve_fault(*s, b, write);
+  // ptid is 0 without UFFD_FEATURE_THREAD_ID (Linux 4.14+); then no check for the node lock.
+  serve_fault(*s, b, write, static_cast<int>(m.arg.pagefault.feat.ptid));
   wake(uffd, *s, b);  // only now: the faulting thread must not run on before the handler ends
 }
 

@@ -10,6 +10,9 @@
 #ifndef UFFD_FEATURE_SIGBUS
 #define UFFD_FEATURE_SIGBUS (1 << 7)
 #endif
+#ifndef UFFD_FEATURE_THREAD_ID
+#define UFFD_FEATURE_THREAD_ID (1 << 8)
+#endif
 #ifndef UFFD_FEATURE_MINOR_SHMEM
 #define UFFD_FEATURE_MINOR_SHMEM (1 << 10)
 #endif

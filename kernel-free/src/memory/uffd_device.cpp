@@ -104,6 +104,8 @@ userfaultfd open_userfaultfd(bool sigbus) {
     wanted |= f.bit;
   }
   if (sigbus) wanted |= UFFD_FEATURE_SIGBUS;
+  // The fault thread learns which thread faulted (to refuse a fault under the node lock).
+  if (!sigbus) wanted |= offered & UFFD_FEATURE_THREAD_ID;
   userfaultfd u;
   u.fd = create(u.kernel_faults);
   u.sigbus = sigbus;

@@ -2,6 +2,7 @@
 #include <squall/am.hpp>
 
 #include "common/log.hpp"
+#include "memory/shared_access.hpp"
 #include "runtime/node.hpp"
 
 namespace squall::am {
@@ -31,6 +32,15 @@ void drain_backlog(rt::node_runtime& nd, int dest) {
       &ctx);
 }
 
+// A payload in a shared segment is made readable through its protocol (which may send and
+// wait) before the node lock is taken, and then read through the protocol view: code under
+// the node lock never touches an application view, so a fault handler never finds the lock
+// held by the thread it interrupted (memory/fault_service.hpp).
+payload lock_safe(payload data) {
+  if (data.empty()) return data;
+  return payload(memory::detail::readable_source(data.data(), data.size()), data.size());
+}
+
 }  // namespace
 
 namespace detail {
@@ -38,6 +48,7 @@ namespace detail {
 void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot) {
   rt::node_runtime& nd = checked("am::send", dest);
+  data = lock_safe(data);
   const bool backlog = rt::locked(nd, [&] { return nd.engine->send(dest, *h, args, args_len, data, reply_slot); });
   if (backlog) [[unlikely]] drain_backlog(nd, dest);
 }
@@ -80,6 +91,7 @@ void wait_until(bool (*pred)(void*), void* ctx) { rt::wait_until(rt::require("am
 bulk_handle bulk_send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,
                           payload data) {
   rt::node_runtime& nd = checked("am::bulk_send", dest);
+  data = lock_safe(data);  // streamed later, under the lock, from the protocol view
   auto state = rt::locked(nd, [&] { return nd.engine->bulk_send(dest, *h, args, args_len, data); });
   return bulk_handle(std::move(state));
 }

@@ -6,8 +6,12 @@
 // every poll, critical sections are short, and unlocking is a plain store (std::mutex
 // pays a second atomic read-modify-write). A waiter yields its core after a while, which
 // matters when nodes outnumber cores.
+//
+// The owner is recorded as the kernel's thread id, so that the fault path can tell whether
+// the faulting thread holds the lock (see memory/fault_service.cpp).
 #pragma once
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -44,20 +48,38 @@ class node_lock {
     depth_ = 1;
     return true;
   }
+  // Whether the thread with kernel id `tid` holds the lock (exact when that thread is the
+  // caller, or is stopped in a fault and so cannot take or release it meanwhile).
+  bool held_by(int tid) const { return owner_.load(std::memory_order_relaxed) == tid; }
+  bool held_by_this_thread() const { return held_by(self()); }
+  static int self() {
+    thread_local const int id = ::gettid();
+    return id;
+  }
+
   void unlock() {
     if (--depth_ == 0) {
       owner_.store(0, std::memory_order_relaxed);
       held_.store(false, std::memory_order_release);
     }
   }
+  // Lets go of every level this thread holds and returns how many (0: it held none), so
+  // that a wait can sleep without the lock; restore(levels) takes it back as it was.
+  int release_all() {
+    if (!held_by_this_thread()) return 0;
+    const int levels = depth_;
+    depth_ = 1;
+    unlock();
+    return levels;
+  }
+  void restore(int levels) {
+    if (levels == 0) return;
+    lock();
+    depth_ = levels;
+  }
 
  private:
   bool try_acquire() { return !held_.exchange(true, std::memory_order_acquire); }
-  static int self() {
-    static std::atomic<int> next{1};
-    thread_local const int id = next.fetch_add(1);
-    return id;
-  }
   std::atomic<bool> held_{false};
   std::atomic<int> owner_{0};
   int depth_ = 0;

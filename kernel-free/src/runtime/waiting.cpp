@@ -185,11 +185,16 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     // pred may consume what it waits for (a collective takes its message out of the
     // inbox), so a true answer here ends the wait: it must not be asked again.
     bool satisfied = false;
+    // A fault handler waits holding the node lock (memory/fault_service.cpp); it lets go
+    // while asleep, so that the progress thread can serve meanwhile - otherwise that thread
+    // would count as awake without being able to poll, and senders would not ring.
+    const int levels = nd.lock.release_all();
     sleep_on_doorbell(nd, idle_timeout_ns, [&] {
       std::lock_guard g(nd.lock);
       satisfied = pred(ctx);
       return satisfied || nd.transport->any_incoming();
     });
+    nd.lock.restore(levels);
     nd.compute_sleeping.store(false, std::memory_order_relaxed);
     if (satisfied) break;
     spin_until = now_ns() + nd.config.wait_spin_ns;

@@ -148,4 +148,17 @@ TEST(BadInputDeathTest, HandlerTouchingTheApplicationView) {
       ::testing::ExitedWithCode(1), "a fault handler touched the application view .*must use the protocol view");
 }
 
+// Code under the node lock (here a wait_until predicate) must not touch an application view:
+// its fault could not be served, so it ends with a message (on the thread path too, where
+// the fault thread would otherwise wait for the lock forever).
+TEST(BadInputDeathTest, FaultUnderTheNodeLock) {
+  EXPECT_EXIT(
+      {
+        memory::testing::raise_only p;
+        auto s = memory::allocate(2 * page, {.handler = &p, .initial = tag::invalid});
+        am::wait_until([&] { return *reinterpret_cast<volatile char*>(s.address_of(1)) == 0; });
+      },
+      ::testing::ExitedWithCode(1), "a read of block 1 .* faulted while its thread held the node lock");
+}
+
 }  // namespace
