@@ -142,8 +142,9 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
           "handlers may only send - reply with a message instead");
   }
   auto& ctl = nd.control();
-  locked(nd, [&] { nd.engine->flush_all(); });  // what we wait for may depend on it
-  nd.waits_entered.fetch_add(1, std::memory_order_relaxed);
+  if (nd.engine->has_unsent()) locked(nd, [&] { nd.engine->flush_all(); });  // we may wait on it
+  // Only "did it change" matters to the progress thread: a load and a store will do.
+  nd.waits_entered.store(nd.waits_entered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   nd.waiters.fetch_add(1, std::memory_order_seq_cst);
   if (nd.compute.exchange(node_runtime::waiting, std::memory_order_seq_cst) != node_runtime::lingering) {
     ctl.awake.fetch_add(1, std::memory_order_seq_cst);
