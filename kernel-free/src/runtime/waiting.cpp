@@ -156,7 +156,8 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     if (nd.engine->poll() != 0) worked = true;
     return pred(ctx);
   };
-  std::int64_t spin_until = now_ns() + nd.config.wait_spin_ns;
+  // The spin period starts at the first look at the clock: a short wait never reads it.
+  std::int64_t spin_until = 0;
   while (!poll_and_test()) {
     // Spin without the lock until a packet arrives, another thread runs handlers, or a
     // queued packet may find room. The clock (and a lost node) is looked at every 64 turns.
@@ -169,7 +170,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       if ((spins & 63) != 0) continue;
       nd.check_abort();
       const std::int64_t now = now_ns();
-      if (worked) {
+      if (worked || spin_until == 0) {
         spin_until = now + nd.config.wait_spin_ns;
         worked = false;
       }
@@ -198,7 +199,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     nd.lock.restore(levels);
     nd.compute_sleeping.store(false, std::memory_order_relaxed);
     if (satisfied) break;
-    spin_until = now_ns() + nd.config.wait_spin_ns;
+    spin_until = 0;
   }
   // The last waiter out lingers (unless it slept: the progress thread may be in a long
   // sleep, and this wait already paid for system calls).
