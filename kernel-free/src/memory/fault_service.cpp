@@ -57,6 +57,18 @@ void refuse_fault_under_node_lock(int faulter, const segment_state& s, block_ind
 
 }  // namespace
 
+faults_held_off::faults_held_off() { faults_one_at_a_time.lock(); }
+faults_held_off::~faults_held_off() { faults_one_at_a_time.unlock(); }
+
+block_range serve_reported_fault(const void* address, bool write, int faulter) {
+  faults_held_off no_free;  // re-entrant: serve_fault takes it again
+  segment_state* s = find_segment(address);
+  if (s == nullptr) return {};
+  const block_index b = s->block_of(address);
+  serve_fault(*s, b, write, faulter);
+  return {s->app_block(b), s->block_size};
+}
+
 void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
   if (handlers_running > 0) {
     fatal_in_signal("a fault handler touched the application view (block %zu of the segment at %p, tag "

@@ -18,4 +18,26 @@ namespace squall::memory::detail {
 // wait_until predicate that touched one can cause this.
 void serve_fault(segment_state& s, block_index b, bool write, int faulter = 0);
 
+struct block_range {
+  std::byte* start = nullptr;
+  std::size_t bytes = 0;
+};
+
+// The thread path's entry: serves a fault the userfaultfd reported at `address` and returns
+// the block's range in the application view, for waking its waiters. Returns an empty range,
+// doing nothing, when no live segment holds the address: a late report (several threads
+// faulted on one block and the first report woke them all) for a segment freed since. The
+// segment is looked up under the fault lock, so it cannot be freed meanwhile.
+block_range serve_reported_fault(const void* address, bool write, int faulter);
+
+// Holds off every fault on this node (both paths) while a segment is retired, so that no
+// fault is served into a range being unmapped.
+class faults_held_off {
+ public:
+  faults_held_off();
+  ~faults_held_off();
+  faults_held_off(const faults_held_off&) = delete;
+  faults_held_off& operator=(const faults_held_off&) = delete;
+};
+
 }  // namespace squall::memory::detail

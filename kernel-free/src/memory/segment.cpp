@@ -14,6 +14,7 @@
 
 #include "common/log.hpp"
 #include "memory/counters.hpp"
+#include "memory/fault_service.hpp"
 #include "memory/layer.hpp"
 #include "memory/page_tables.hpp"
 #include "memory/segment_builder.hpp"
@@ -190,9 +191,12 @@ void free(segment h) {
   std::vector<std::uint64_t> lo, hi;
   spread(mine, lo, hi);  // also the barrier: every node has stopped using the segment
   if (lo != hi) throw usage_error(format("%s is collective: nodes freed different segments", api));
-  s.live.store(false, std::memory_order_release);
   detail::layer& l = *detail::running_layer();
-  l.space.give_back(s.app, s.bytes);  // unmaps the application view, unregistering it
+  {
+    detail::faults_held_off no_fault_in_flight;  // a fault thread may still serve a late report
+    s.live.store(false, std::memory_order_release);
+    l.space.give_back(s.app, s.bytes);  // unmaps the application view, unregistering it
+  }
   ::munmap(s.proto, s.bytes);
   ::close(s.memfd);
   s.tags.reset();

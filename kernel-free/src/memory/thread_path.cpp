@@ -14,24 +14,22 @@
 namespace squall::memory::detail {
 namespace {
 
-void wake(int uffd, const segment_state& s, block_index b) {
-  uffdio_range r{reinterpret_cast<__u64>(s.app_block(b)), s.block_size};
+void wake(int uffd, block_range block) {
+  uffdio_range r{reinterpret_cast<__u64>(block.start), block.bytes};
   if (::ioctl(uffd, UFFDIO_WAKE, &r) != 0) fatal("UFFDIO_WAKE failed: %s", std::strerror(errno));
 }
 
 void serve(int uffd, const uffd_msg& m) {
   if (m.event != UFFD_EVENT_PAGEFAULT) return;
   const auto* address = reinterpret_cast<const void*>(m.arg.pagefault.address);
-  segment_state* s = find_segment(address);
-  // Only segments are registered, so this is a late report (several threads faulted on one
-  // page, and all were woken by the first report) for a segment freed since: no one waits.
-  if (s == nullptr) return;
   const auto flags = m.arg.pagefault.flags;
   const bool write = (flags & (UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP)) != 0;
-  const block_index b = s->block_of(address);
   // ptid is 0 without UFFD_FEATURE_THREAD_ID (Linux 4.14+); then no check for the node lock.
-  serve_fault(*s, b, write, static_cast<int>(m.arg.pagefault.feat.ptid));
-  wake(uffd, *s, b);  // only now: the faulting thread must not run on before the handler ends
+  const block_range block = serve_reported_fault(address, write, static_cast<int>(m.arg.pagefault.feat.ptid));
+  // Only segments are registered, so a report that no live segment holds is a late one for
+  // a freed segment: no one waits on it.
+  if (block.bytes == 0) return;
+  wake(uffd, block);  // only now: the faulting thread must not run on before the handler ends
 }
 
 void serve_forever(int uffd) {
