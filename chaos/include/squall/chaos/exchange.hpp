@@ -1,0 +1,47 @@
+// All-to-all exchange of byte buffers, the irregular collective the library's set-up phases
+// (translation tables, inspector, remap, partitioners, scatter_append) are built on.
+#pragma once
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+namespace squall::chaos {
+
+// Collective. outgoing[d] (one entry per node, may be empty) goes to node d; returns
+// incoming[s], what node s sent here. Exactly one message per non-empty buffer (a bulk
+// transfer when it is large); receivers learn what to expect from one allreduce of counts.
+std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>> outgoing);
+
+// Typed form: outgoing[d] is a vector of T.
+template <class T>
+std::vector<std::vector<T>> exchange(const std::vector<std::vector<T>>& outgoing) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<std::vector<std::byte>> raw(outgoing.size());
+  for (std::size_t d = 0; d < outgoing.size(); ++d) {
+    raw[d].resize(outgoing[d].size() * sizeof(T));
+    if (!raw[d].empty()) std::memcpy(raw[d].data(), outgoing[d].data(), raw[d].size());
+  }
+  auto in = exchange(std::move(raw));
+  std::vector<std::vector<T>> out(in.size());
+  for (std::size_t s = 0; s < in.size(); ++s) {
+    out[s].resize(in[s].size() / sizeof(T));
+    if (!out[s].empty()) std::memcpy(out[s].data(), in[s].data(), out[s].size() * sizeof(T));
+  }
+  return out;
+}
+
+// Collective. Every node's `mine`, concatenated in node order, on every node.
+int exchange_nodes();  // the number of nodes (squall::nodes())
+
+template <class T>
+std::vector<T> allgather(std::span<const T> mine) {
+  const std::vector<T> copy(mine.begin(), mine.end());
+  const std::vector<std::vector<T>> out(static_cast<std::size_t>(exchange_nodes()), copy);
+  std::vector<T> all;
+  for (const auto& part : exchange(out)) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+}  // namespace squall::chaos

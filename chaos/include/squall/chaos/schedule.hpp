@@ -1,0 +1,194 @@
+// The inspector and the executor: communication schedules built from indirection arrays,
+// and the data movement they describe.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <span>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include <squall/chaos/exchange.hpp>
+#include <squall/chaos/translation_table.hpp>
+#include <squall/chaos/types.hpp>
+
+namespace squall::chaos {
+
+// What one execution of a schedule moves between this node and its peers.
+struct schedule_figures {
+  int peers_sent_to = 0, peers_received_from = 0;  // per gather (scatter is the reverse)
+  index elements_sent = 0, elements_received = 0;  // per gather
+};
+
+class schedule {
+ public:
+  schedule();  // empty: moves nothing
+  schedule(schedule&&) noexcept;
+  schedule& operator=(schedule&&) noexcept;
+  ~schedule();
+
+  index local_size() const;   // owned elements (the table's local_size)
+  index ghost_begin() const;  // first ghost slot this schedule fills (local_size, or after an earlier schedule's)
+  index ghost_end() const;    // one past its last: a data array must hold at least ghost_end() elements
+  index ghosts() const { return ghost_end() - ghost_begin(); }
+  schedule_figures figures() const;
+  bool empty() const;
+
+  struct state;
+  explicit schedule(std::shared_ptr<state> s);
+  const std::shared_ptr<state>& internals() const { return s_; }
+
+ private:
+  std::shared_ptr<state> s_;
+};
+
+// Collective (the inspector). Reads global indices from `indirection` arrays, fetches each
+// off-node element once however often and in whichever array it is referenced, and rewrites
+// the arrays in place to local offsets: an owned element by its offset, an off-node one by
+// its ghost slot (>= local_size()). Out-of-range indices are a usage_error.
+schedule inspect(const translation_table& table, std::initializer_list<std::span<index>> indirection);
+
+// Collective (incremental inspector). Like inspect, but elements `earlier` already fetches
+// are not fetched again (the arrays point at earlier's ghost slots), and new ghost slots
+// follow earlier.ghost_end(). Executing `earlier` and the result together fills every ghost.
+schedule inspect(const translation_table& table, const schedule& earlier,
+                 std::initializer_list<std::span<index>> indirection);
+
+// Collective. One schedule that moves what a and b move, with one message per pair
+// (b must have been built incrementally on a, or the two must fill disjoint ghost slots).
+schedule merge(const schedule& a, const schedule& b);
+
+// Combining functions for scatter_op: `op(owner_value, ghost_value)` -> new owner value.
+namespace combine {
+struct add {
+  template <class T>
+  T operator()(const T& a, const T& b) const { return a + b; }
+};
+struct min {
+  template <class T>
+  T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+struct max {
+  template <class T>
+  T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+}  // namespace combine
+
+namespace detail {
+// Typed data as the executor moves it: an array of `count` elements of `elem_size` bytes.
+struct array_ref {
+  std::byte* data;
+  std::size_t count;
+  std::size_t elem_size;
+  std::size_t type_hash;  // elements must be of the same type on every node
+};
+// Applies the combining function to `count` elements: owner[i] = op(owner[i], ghost[i]).
+using combine_fn = std::function<void(std::byte* owner, const std::byte* ghost, std::size_t count)>;
+
+template <class T>
+array_ref ref(std::span<T> a) {
+  static_assert(std::is_trivially_copyable_v<T>, "chaos: arrays moved by a schedule hold trivially copyable elements");
+  return {reinterpret_cast<std::byte*>(a.data()), a.size(), sizeof(T), typeid(T).hash_code()};
+}
+template <class T, class Op>
+combine_fn combiner(Op op) {
+  return [op](std::byte* owner, const std::byte* ghost, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      T a, b;
+      std::memcpy(&a, owner + i * sizeof(T), sizeof(T));
+      std::memcpy(&b, ghost + i * sizeof(T), sizeof(T));
+      a = op(a, b);
+      std::memcpy(owner + i * sizeof(T), &a, sizeof(T));
+    }
+  };
+}
+
+enum class direction : std::uint8_t { gather, scatter, scatter_op };
+class pending;  // an execution begun and not yet ended (owned by end())
+pending* begin(const schedule& s, direction d, array_ref a, combine_fn op);
+void end(pending* p);
+}  // namespace detail
+
+// A split-phase execution: begun, then ended (work may overlap in between). The data array
+// must not be touched in between. Destroying an unfinished one ends it.
+class execution {
+ public:
+  execution() = default;
+  explicit execution(detail::pending* p) : p_(p) {}
+  execution(execution&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  execution& operator=(execution&& o) noexcept;
+  ~execution() { end(); }
+  void end();  // waits until this node's part is done (no-op if already ended)
+
+ private:
+  detail::pending* p_ = nullptr;
+};
+
+// Collective over the schedule's peers (every node calls it). `data` holds the owned
+// elements followed by the ghost area; its size must be at least s.ghost_end() (else
+// usage_error). Each sends at most one message per communicating pair.
+template <class T>
+void gather(const schedule& s, std::span<T> data) {
+  detail::end(detail::begin(s, detail::direction::gather, detail::ref(data), nullptr));
+}
+template <class T>
+execution gather_begin(const schedule& s, std::span<T> data) {
+  return execution(detail::begin(s, detail::direction::gather, detail::ref(data), nullptr));
+}
+
+// Ghost values overwrite their owners' elements.
+template <class T>
+void scatter(const schedule& s, std::span<T> data) {
+  detail::end(detail::begin(s, detail::direction::scatter, detail::ref(data), nullptr));
+}
+template <class T>
+execution scatter_begin(const schedule& s, std::span<T> data) {
+  return execution(detail::begin(s, detail::direction::scatter, detail::ref(data), nullptr));
+}
+
+// Ghost values are combined into their owners' elements: owner = op(owner, ghost), ghosts
+// from different nodes in node order. Ghost slots are left as they were.
+template <class T, class Op = combine::add>
+void scatter_op(const schedule& s, std::span<T> data, Op op = {}) {
+  detail::end(detail::begin(s, detail::direction::scatter_op, detail::ref(data), detail::combiner<T>(op)));
+}
+template <class T, class Op = combine::add>
+execution scatter_op_begin(const schedule& s, std::span<T> data, Op op = {}) {
+  return execution(detail::begin(s, detail::direction::scatter_op, detail::ref(data), detail::combiner<T>(op)));
+}
+
+// Collective. Sends each item to node dest[i] (one message per communicating pair) and
+// returns what arrived here, in source-node order, each source's items in the order sent.
+// This is how DSMC moves particles to the owners of their new cells.
+template <class T>
+std::vector<T> scatter_append(std::span<const T> items, std::span<const int> dest) {
+  if (items.size() != dest.size()) throw usage_error("chaos::scatter_append: one destination per item is needed");
+  std::vector<std::vector<T>> out(static_cast<std::size_t>(exchange_nodes()));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (dest[i] < 0 || static_cast<std::size_t>(dest[i]) >= out.size()) {
+      throw usage_error("chaos::scatter_append: destination node " + std::to_string(dest[i]) + " does not exist");
+    }
+    out[static_cast<std::size_t>(dest[i])].push_back(items[i]);
+  }
+  std::vector<T> arrived;
+  for (auto& part : exchange(out)) arrived.insert(arrived.end(), part.begin(), part.end());
+  return arrived;
+}
+
+// Collective. The same, to the owners of global elements: item i goes to the owner of
+// dest_global[i] in `table`.
+template <class T>
+std::vector<T> scatter_append(const translation_table& table, std::span<const T> items,
+                              std::span<const index> dest_global) {
+  const std::vector<location> where = table.lookup(dest_global);
+  std::vector<int> dest(where.size());
+  for (std::size_t i = 0; i < where.size(); ++i) dest[i] = where[i].owner;
+  return scatter_append(items, std::span<const int>(dest));
+}
+
+}  // namespace squall::chaos

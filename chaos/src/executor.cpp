@@ -1,0 +1,226 @@
+// The executor: runs a communication pattern, one message per communicating pair.
+//
+// Each pattern has a channel on every node, named by the pattern's id. Executions of one
+// pattern are numbered in call order (the same on every node), so a message names its
+// execution. A message that arrives before its execution has begun here is kept until it
+// has; one for a begun execution is unpacked by the handler straight into the user's array.
+#include <squall/am.hpp>
+#include <squall/runtime.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "counters.hpp"
+#include "pattern.hpp"
+
+namespace squall::chaos::detail {
+
+class pending {
+ public:
+  std::shared_ptr<pattern> pat;
+  execution_arrays arrays;
+  std::uint64_t seq = 0;
+  int expected = 0;               // messages to receive
+  std::atomic<int> arrived{0};    // messages received and unpacked (or kept, for scatter_op)
+  std::vector<std::vector<std::byte>> to_combine;  // scatter_op: by peer, combined in node order at the end
+  std::vector<std::vector<std::byte>> large;       // packed buffers of bulk transfers
+  std::vector<am::bulk_handle> bulks;
+  std::size_t elements_sent = 0;
+};
+
+namespace {
+
+struct early_message {
+  int source;
+  std::size_t elem_size, type_hash;
+  std::vector<std::byte> bytes;
+};
+
+struct channel {
+  std::uint64_t executions_begun = 0;
+  std::map<std::uint64_t, pending*> running;                      // by execution number
+  std::map<std::uint64_t, std::vector<early_message>> early;      // by execution number
+};
+
+// Channels by pattern id. The mutex orders the handler (under the node lock) against begin
+// and end on the program's thread.
+std::mutex channels_mutex;
+std::map<std::uint64_t, channel>& channels() {
+  static auto* c = new std::map<std::uint64_t, channel>;  // never destroyed: handlers may run at exit
+  return *c;
+}
+std::uint64_t patterns_built = 0;
+
+[[noreturn]] void mismatch(const char* what, int source, std::uint64_t id) {
+  std::fprintf(stderr,
+               "squall: chaos: node %d: a schedule execution from node %d does not match this node's (%s); "
+               "every node must execute its schedules in the same order, with arrays of the same element type "
+               "(schedule %llu)\n",
+               squall::node(), source, what, static_cast<unsigned long long>(id));
+  std::abort();
+}
+
+const peer_lists* peer_of(const pattern& p, int node) {
+  for (const auto& q : p.peers) {
+    if (q.node == node) return &q;
+  }
+  return nullptr;
+}
+
+// Where the elements a peer sends in this execution land here.
+const std::vector<index>& landing(const peer_lists& q, bool reverse) { return reverse ? q.send : q.recv; }
+const std::vector<index>& packing(const peer_lists& q, bool reverse) { return reverse ? q.recv : q.send; }
+
+void deliver(pending& e, int source, std::size_t elem_size, std::size_t type_hash, const std::byte* bytes,
+             std::size_t n) {
+  const execution_arrays& a = e.arrays;
+  if (elem_size != a.to.elem_size || type_hash != a.to.type_hash) mismatch("element type", source, e.pat->id);
+  const peer_lists* q = peer_of(*e.pat, source);
+  if (q == nullptr) mismatch("no elements expected from that node", source, e.pat->id);
+  const auto& where = landing(*q, a.reverse);
+  if (n != where.size() * elem_size) mismatch("element count", source, e.pat->id);
+  if (a.op) {
+    e.to_combine[static_cast<std::size_t>(q - e.pat->peers.data())].assign(bytes, bytes + n);
+  } else {
+    for (std::size_t i = 0; i < where.size(); ++i) {
+      std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * elem_size, bytes + i * elem_size, elem_size);
+    }
+  }
+  e.arrived.fetch_add(1, std::memory_order_release);
+}
+
+void on_elements(am::token& t, std::uint64_t id, std::uint64_t seq, std::uint64_t elem_size,
+                 std::uint64_t type_hash, am::payload bytes) {
+  std::lock_guard<std::mutex> lock(channels_mutex);
+  channel& c = channels()[id];
+  auto it = c.running.find(seq);
+  if (it == c.running.end()) {
+    c.early[seq].push_back({t.source(), elem_size, type_hash, {bytes.begin(), bytes.end()}});
+    return;
+  }
+  deliver(*it->second, t.source(), elem_size, type_hash, bytes.data(), bytes.size());
+}
+
+void check_bounds(const array_ref& a, index highest, const char* which) {
+  if (highest >= 0 && a.count <= static_cast<std::size_t>(highest)) {
+    throw usage_error(std::string("chaos: the ") + which + " array holds " + std::to_string(a.count) +
+                      " elements, but the schedule uses position " + std::to_string(highest) +
+                      " (it needs at least ghost_end() elements)");
+  }
+}
+
+}  // namespace
+
+std::uint64_t next_pattern_id() { return patterns_built++; }
+
+void pattern::finish_bounds() {
+  for (const auto& q : peers) {
+    for (index i : q.send) highest_send = std::max(highest_send, i);
+    for (index i : q.recv) highest_recv = std::max(highest_recv, i);
+  }
+  for (const auto& [from, to] : local) {
+    highest_send = std::max(highest_send, from);
+    highest_recv = std::max(highest_recv, to);
+  }
+}
+
+std::shared_ptr<pattern> pattern::make() {
+  auto p = std::make_shared<pattern>();
+  p->id = next_pattern_id();
+  return p;
+}
+
+pattern::~pattern() {
+  std::lock_guard<std::mutex> lock(channels_mutex);
+  channels().erase(id);
+}
+
+pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays arrays) {
+  const bool reverse = arrays.reverse;
+  if (arrays.from.elem_size != arrays.to.elem_size) throw usage_error("chaos: source and destination arrays hold different element types");
+  check_bounds(arrays.from, reverse ? p->highest_recv : p->highest_send, "source");
+  check_bounds(arrays.to, reverse ? p->highest_send : p->highest_recv, "destination");
+
+  auto e = std::make_unique<pending>();
+  e->pat = p;
+  e->arrays = std::move(arrays);
+  const execution_arrays& a = e->arrays;
+  const std::size_t size = a.from.elem_size;
+  for (const auto& q : p->peers) e->expected += !landing(q, reverse).empty();
+  if (a.op) e->to_combine.resize(p->peers.size());
+
+  std::vector<early_message> early;
+  {
+    std::lock_guard<std::mutex> lock(channels_mutex);
+    channel& c = channels()[p->id];
+    e->seq = c.executions_begun++;
+    c.running[e->seq] = e.get();
+    if (auto it = c.early.find(e->seq); it != c.early.end()) {
+      early = std::move(it->second);
+      c.early.erase(it);
+    }
+  }
+  for (const auto& m : early) deliver(*e, m.source, m.elem_size, m.type_hash, m.bytes.data(), m.bytes.size());
+
+  for (const auto& [from, to] : p->local) {
+    std::memcpy(a.to.data + static_cast<std::size_t>(to) * size, a.from.data + static_cast<std::size_t>(from) * size, size);
+  }
+  thread_local std::vector<std::byte> packed;  // am::send copies it before returning
+  for (const auto& q : p->peers) {
+    const auto& take = packing(q, reverse);
+    if (take.empty()) continue;
+    std::vector<std::byte>& buf = take.size() * size <= am::max_payload() ? packed : e->large.emplace_back();
+    buf.resize(take.size() * size);
+    for (std::size_t i = 0; i < take.size(); ++i) {
+      std::memcpy(buf.data() + i * size, a.from.data + static_cast<std::size_t>(take[i]) * size, size);
+    }
+    count_message(buf.size());
+    e->elements_sent += take.size();
+    if (&buf == &packed) {
+      am::send<on_elements>(q.node, p->id, e->seq, std::uint64_t{size}, std::uint64_t{a.from.type_hash}, am::payload(buf));
+    } else {
+      e->bulks.push_back(am::bulk_send<on_elements>(q.node, p->id, e->seq, std::uint64_t{size},
+                                                    std::uint64_t{a.from.type_hash}, am::payload(buf)));
+    }
+  }
+  am::flush();
+  return e.release();
+}
+
+void end(pending* ended) {
+  if (ended == nullptr) return;
+  const std::unique_ptr<pending> e(ended);
+  if (e->arrived.load(std::memory_order_acquire) < e->expected) {
+    am::wait_until([&] { return e->arrived.load(std::memory_order_acquire) >= e->expected; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(channels_mutex);
+    channels()[e->pat->id].running.erase(e->seq);
+  }
+  const execution_arrays& a = e->arrays;
+  if (a.op) {  // ghosts combined into owners in node order (peers are sorted by node)
+    const std::size_t size = a.to.elem_size;
+    for (std::size_t k = 0; k < e->pat->peers.size(); ++k) {
+      const auto& where = landing(e->pat->peers[k], a.reverse);
+      const auto& ghosts = e->to_combine[k];
+      // Owners gathered into one run, combined with one call, put back.
+      thread_local std::vector<std::byte> owners;
+      owners.resize(ghosts.size());
+      for (std::size_t i = 0; i < where.size(); ++i) {
+        std::memcpy(owners.data() + i * size, a.to.data + static_cast<std::size_t>(where[i]) * size, size);
+      }
+      a.op(owners.data(), ghosts.data(), where.size());
+      for (std::size_t i = 0; i < where.size(); ++i) {
+        std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * size, owners.data() + i * size, size);
+      }
+    }
+  }
+  for (auto& b : e->bulks) b.wait_local();
+  count_elements(e->elements_sent);
+  count_execution();
+}
+
+}  // namespace squall::chaos::detail

@@ -1,0 +1,105 @@
+// The inspector: from indirection arrays of global indices to a schedule, rewriting the
+// arrays to local offsets on the way.
+#include <squall/chaos/schedule.hpp>
+
+#include <squall/runtime.hpp>
+
+#include <chrono>
+#include <unordered_map>
+
+#include <squall/chaos/exchange.hpp>
+
+#include "agreement.hpp"
+#include "counters.hpp"
+#include "schedule_state.hpp"
+
+namespace squall::chaos {
+namespace {
+
+std::string out_of_range(std::initializer_list<std::span<index>> arrays, index global_size) {
+  std::size_t k = 0;
+  for (const auto& a : arrays) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] < 0 || a[i] >= global_size) {
+        return "indirection array " + std::to_string(k) + " holds global index " + std::to_string(a[i]) +
+               " at position " + std::to_string(i) + ", outside [0, " + std::to_string(global_size) + ")";
+      }
+    }
+    ++k;
+  }
+  return {};
+}
+
+schedule build(const translation_table& table, const schedule::state* earlier,
+               std::initializer_list<std::span<index>> arrays) {
+  constexpr const char* api = "chaos::inspect";
+  const auto start = std::chrono::steady_clock::now();
+  std::string problem = out_of_range(arrays, table.global_size());
+  if (problem.empty() && earlier != nullptr && earlier->local_size != table.local_size()) {
+    problem = "the earlier schedule was built for " + std::to_string(earlier->local_size) +
+              " owned elements, the table gives this node " + std::to_string(table.local_size());
+  }
+  detail::agree_or_throw(problem, api);
+
+  // Each distinct global index once, in order of first reference.
+  std::unordered_map<index, index> position_of;
+  std::vector<index> distinct;
+  for (const auto& a : arrays) {
+    for (index g : a) {
+      if (position_of.try_emplace(g, -1).second) distinct.push_back(g);
+    }
+  }
+  const std::vector<location> where = table.lookup(distinct);
+
+  auto s = std::make_shared<schedule::state>();
+  s->local_size = table.local_size();
+  s->ghost_begin = s->ghost_end = earlier != nullptr ? earlier->ghost_end : s->local_size;
+  if (earlier != nullptr) s->ghost_of = earlier->ghost_of;
+  const int nodes = squall::nodes(), me = squall::node();
+  std::vector<std::vector<index>> wanted(static_cast<std::size_t>(nodes));  // owners' offsets, per owner
+  std::vector<std::vector<index>> slots(static_cast<std::size_t>(nodes));   // where they land here
+  for (std::size_t i = 0; i < distinct.size(); ++i) {
+    const index g = distinct[i];
+    index& pos = position_of[g];
+    if (where[i].owner == me) {
+      pos = where[i].offset;
+    } else if (auto known = s->ghost_of.find(g); known != s->ghost_of.end()) {
+      pos = known->second;
+    } else {
+      pos = s->ghost_end++;
+      s->ghost_of.emplace(g, pos);
+      wanted[static_cast<std::size_t>(where[i].owner)].push_back(where[i].offset);
+      slots[static_cast<std::size_t>(where[i].owner)].push_back(pos);
+    }
+  }
+  for (const auto& a : arrays) {
+    for (index& g : a) g = position_of[g];
+  }
+
+  // Tell each owner what to send here; learn what to send to each node.
+  auto to_send = exchange(wanted);
+  s->pat = detail::pattern::make();
+  for (int p = 0; p < nodes; ++p) {
+    auto& send = to_send[static_cast<std::size_t>(p)];
+    auto& recv = slots[static_cast<std::size_t>(p)];
+    if (send.empty() && recv.empty()) continue;
+    s->pat->peers.push_back({p, std::move(send), std::move(recv)});
+  }
+  s->pat->finish_bounds();
+  detail::count_inspector_ns(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
+  return schedule(std::move(s));
+}
+
+}  // namespace
+
+schedule inspect(const translation_table& table, std::initializer_list<std::span<index>> indirection) {
+  return build(table, nullptr, indirection);
+}
+
+schedule inspect(const translation_table& table, const schedule& earlier,
+                 std::initializer_list<std::span<index>> indirection) {
+  return build(table, earlier.internals().get(), indirection);
+}
+
+}  // namespace squall::chaos

@@ -1,0 +1,93 @@
+// The schedule object, merging, and the executor's typed entry points.
+#include <squall/chaos/schedule.hpp>
+
+#include <algorithm>
+
+#include "schedule_state.hpp"
+
+namespace squall::chaos {
+
+schedule::schedule() = default;
+schedule::schedule(std::shared_ptr<state> s) : s_(std::move(s)) {}
+schedule::schedule(schedule&&) noexcept = default;
+schedule& schedule::operator=(schedule&&) noexcept = default;
+schedule::~schedule() = default;
+
+index schedule::local_size() const { return s_ ? s_->local_size : 0; }
+index schedule::ghost_begin() const { return s_ ? s_->ghost_begin : 0; }
+index schedule::ghost_end() const { return s_ ? s_->ghost_end : 0; }
+bool schedule::empty() const { return !s_ || s_->pat->peers.empty(); }
+
+schedule_figures schedule::figures() const {
+  schedule_figures f;
+  if (!s_) return f;
+  for (const auto& q : s_->pat->peers) {
+    f.peers_sent_to += !q.send.empty();
+    f.peers_received_from += !q.recv.empty();
+    f.elements_sent += static_cast<index>(q.send.size());
+    f.elements_received += static_cast<index>(q.recv.size());
+  }
+  return f;
+}
+
+schedule merge(const schedule& a, const schedule& b) {
+  if (!a.internals()) return schedule(b.internals());
+  if (!b.internals()) return schedule(a.internals());
+  const auto& sa = *a.internals();
+  const auto& sb = *b.internals();
+  if (sa.local_size != sb.local_size) {
+    throw usage_error("chaos::merge: the schedules were built for distributions of different local sizes (" +
+                      std::to_string(sa.local_size) + " and " + std::to_string(sb.local_size) + ")");
+  }
+  auto s = std::make_shared<schedule::state>();
+  s->local_size = sa.local_size;
+  s->ghost_begin = std::min(sa.ghost_begin, sb.ghost_begin);
+  s->ghost_end = std::max(sa.ghost_end, sb.ghost_end);
+  s->ghost_of = sa.ghost_of;
+  s->ghost_of.insert(sb.ghost_of.begin(), sb.ghost_of.end());
+  s->pat = detail::pattern::make();  // collective: merge is called on every node, in order
+  // Both sides concatenate a's list then b's for each peer, so the positions pair up.
+  auto& peers = s->pat->peers;
+  for (const auto* src : {&sa.pat->peers, &sb.pat->peers}) {
+    for (const auto& q : *src) {
+      auto it = std::find_if(peers.begin(), peers.end(), [&](const auto& p) { return p.node == q.node; });
+      if (it == peers.end()) it = peers.insert(peers.end(), detail::peer_lists{q.node, {}, {}});
+      it->send.insert(it->send.end(), q.send.begin(), q.send.end());
+      it->recv.insert(it->recv.end(), q.recv.begin(), q.recv.end());
+    }
+  }
+  std::sort(peers.begin(), peers.end(), [](const auto& x, const auto& y) { return x.node < y.node; });
+  s->pat->finish_bounds();
+  return schedule(std::move(s));
+}
+
+execution& execution::operator=(execution&& o) noexcept {
+  if (this != &o) {
+    end();
+    p_ = o.p_;
+    o.p_ = nullptr;
+  }
+  return *this;
+}
+
+void execution::end() {
+  detail::pending* p = p_;
+  p_ = nullptr;
+  detail::end(p);
+}
+
+namespace detail {
+
+pending* begin(const schedule& s, direction d, array_ref a, combine_fn op) {
+  if (!s.internals()) return nullptr;
+  const auto& st = *s.internals();
+  if (a.count < static_cast<std::size_t>(st.ghost_end)) {
+    throw usage_error("chaos: the data array holds " + std::to_string(a.count) + " elements; the schedule needs " +
+                      std::to_string(st.ghost_end) + " (local_size() owned, then the ghost area up to ghost_end())");
+  }
+  execution_arrays arrays{a, a, std::move(op), d != direction::gather};
+  return begin_pattern(st.pat, std::move(arrays));
+}
+
+}  // namespace detail
+}  // namespace squall::chaos
