@@ -24,6 +24,10 @@ void count_execution() {
   static stats::counter& executions = c("chaos.executions");
   executions.add();
 }
+void count_early_message() {
+  static stats::counter& early = c("chaos.early_messages");
+  early.add();
+}
 void count_inspector_ns(std::uint64_t ns) {
   static stats::counter& inspector = c("chaos.inspector_ns");
   inspector.add(ns);

@@ -9,6 +9,7 @@ namespace squall::chaos::detail {
 void count_message(std::size_t bytes);
 void count_elements(std::size_t n);        // elements moved by schedule executions
 void count_execution();                    // one schedule execution ended
+void count_early_message();                // arrived before its execution began here (kept, copied)
 void count_inspector_ns(std::uint64_t ns);  // time spent building schedules
 void count_lookups(std::size_t n, std::size_t requests);  // translation-table lookups, request messages
 

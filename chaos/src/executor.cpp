@@ -25,7 +25,10 @@ class pending {
   std::uint64_t seq = 0;
   int expected = 0;               // messages to receive
   std::atomic<int> arrived{0};    // messages received and unpacked (or kept, for scatter_op)
-  std::vector<std::vector<std::byte>> to_combine;  // scatter_op: by peer, combined in node order at the end
+  // scatter_op combines ghosts into owners in node order: a message is combined when it is
+  // the next in that order, else kept here (by peer) until its turn.
+  std::vector<std::vector<std::byte>> to_combine;
+  std::size_t next_to_combine = 0;  // peer index
   std::vector<std::vector<std::byte>> large;       // packed buffers of bulk transfers
   std::vector<am::bulk_handle> bulks;
   std::size_t elements_sent = 0;
@@ -74,6 +77,42 @@ const peer_lists* peer_of(const pattern& p, int node) {
 const std::vector<index>& landing(const peer_lists& q, bool reverse) { return reverse ? q.send : q.recv; }
 const std::vector<index>& packing(const peer_lists& q, bool reverse) { return reverse ? q.recv : q.send; }
 
+// owners[where[i]] = op(owners[where[i]], ghosts[i]): gathered into one run, combined with
+// one call of the user's function, put back.
+void combine_into(const execution_arrays& a, const std::vector<index>& where, const std::byte* ghosts) {
+  const std::size_t size = a.to.elem_size;
+  thread_local std::vector<std::byte> owners;
+  owners.resize(where.size() * size);
+  for (std::size_t i = 0; i < where.size(); ++i) {
+    std::memcpy(owners.data() + i * size, a.to.data + static_cast<std::size_t>(where[i]) * size, size);
+  }
+  a.op(owners.data(), ghosts, where.size());
+  for (std::size_t i = 0; i < where.size(); ++i) {
+    std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * size, owners.data() + i * size, size);
+  }
+}
+
+// Skips peers that send nothing in this direction.
+std::size_t next_sender(const pending& e, std::size_t k) {
+  const auto& peers = e.pat->peers;
+  while (k < peers.size() && landing(peers[k], e.arrays.reverse).empty()) ++k;
+  return k;
+}
+
+void combine_in_order(pending& e, std::size_t k, const std::byte* bytes, std::size_t n) {
+  const auto& peers = e.pat->peers;
+  if (k != e.next_to_combine) {
+    e.to_combine[k].assign(bytes, bytes + n);
+    return;
+  }
+  combine_into(e.arrays, landing(peers[k], e.arrays.reverse), bytes);
+  for (k = next_sender(e, k + 1); k < peers.size() && !e.to_combine[k].empty(); k = next_sender(e, k + 1)) {
+    combine_into(e.arrays, landing(peers[k], e.arrays.reverse), e.to_combine[k].data());
+    e.to_combine[k] = {};
+  }
+  e.next_to_combine = k;
+}
+
 void deliver(pending& e, int source, std::size_t elem_size, std::size_t type_hash, const std::byte* bytes,
              std::size_t n) {
   const execution_arrays& a = e.arrays;
@@ -83,7 +122,7 @@ void deliver(pending& e, int source, std::size_t elem_size, std::size_t type_has
   const auto& where = landing(*q, a.reverse);
   if (n != where.size() * elem_size) mismatch("element count", source, e.pat->id);
   if (a.op) {
-    e.to_combine[static_cast<std::size_t>(q - e.pat->peers.data())].assign(bytes, bytes + n);
+    combine_in_order(e, static_cast<std::size_t>(q - e.pat->peers.data()), bytes, n);
   } else {
     for (std::size_t i = 0; i < where.size(); ++i) {
       std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * elem_size, bytes + i * elem_size, elem_size);
@@ -99,6 +138,7 @@ void on_elements(am::token& t, std::uint64_t id, std::uint64_t seq, std::uint64_
   auto it = c.running.find(seq);
   if (it == c.running.end()) {
     c.early[seq].push_back({t.source(), elem_size, type_hash, {bytes.begin(), bytes.end()}});
+    count_early_message();
     return;
   }
   deliver(*it->second, t.source(), elem_size, type_hash, bytes.data(), bytes.size());
@@ -150,7 +190,10 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
   const execution_arrays& a = e->arrays;
   const std::size_t size = a.from.elem_size;
   for (const auto& q : p->peers) e->expected += !landing(q, reverse).empty();
-  if (a.op) e->to_combine.resize(p->peers.size());
+  if (a.op) {
+    e->to_combine.resize(p->peers.size());
+    e->next_to_combine = next_sender(*e, 0);
+  }
 
   std::vector<early_message> early;
   {
@@ -199,24 +242,6 @@ void end(pending* ended) {
   {
     std::lock_guard<std::mutex> lock(channels_mutex);
     channels()[e->pat->id].running.erase(e->seq);
-  }
-  const execution_arrays& a = e->arrays;
-  if (a.op) {  // ghosts combined into owners in node order (peers are sorted by node)
-    const std::size_t size = a.to.elem_size;
-    for (std::size_t k = 0; k < e->pat->peers.size(); ++k) {
-      const auto& where = landing(e->pat->peers[k], a.reverse);
-      const auto& ghosts = e->to_combine[k];
-      // Owners gathered into one run, combined with one call, put back.
-      thread_local std::vector<std::byte> owners;
-      owners.resize(ghosts.size());
-      for (std::size_t i = 0; i < where.size(); ++i) {
-        std::memcpy(owners.data() + i * size, a.to.data + static_cast<std::size_t>(where[i]) * size, size);
-      }
-      a.op(owners.data(), ghosts.data(), where.size());
-      for (std::size_t i = 0; i < where.size(); ++i) {
-        std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * size, owners.data() + i * size, size);
-      }
-    }
   }
   for (auto& b : e->bulks) b.wait_local();
   count_elements(e->elements_sent);
