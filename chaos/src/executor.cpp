@@ -195,18 +195,18 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
     e->next_to_combine = next_sender(*e, 0);
   }
 
-  std::vector<early_message> early;
   {
+    // Early messages are delivered under the lock too: the handler may deliver the next
+    // message of this execution meanwhile, on another thread.
     std::lock_guard<std::mutex> lock(channels_mutex);
     channel& c = channels()[p->id];
     e->seq = c.executions_begun++;
     c.running[e->seq] = e.get();
     if (auto it = c.early.find(e->seq); it != c.early.end()) {
-      early = std::move(it->second);
+      for (const auto& m : it->second) deliver(*e, m.source, m.elem_size, m.type_hash, m.bytes.data(), m.bytes.size());
       c.early.erase(it);
     }
   }
-  for (const auto& m : early) deliver(*e, m.source, m.elem_size, m.type_hash, m.bytes.data(), m.bytes.size());
 
   for (const auto& [from, to] : p->local) {
     std::memcpy(a.to.data + static_cast<std::size_t>(to) * size, a.from.data + static_cast<std::size_t>(from) * size, size);

@@ -109,13 +109,22 @@ std::string check_entries(const std::vector<location>& entries, const translatio
 
 translation_table::translation_table(std::unique_ptr<state> s) : s_(std::move(s)) {}
 translation_table::translation_table(translation_table&&) noexcept = default;
-translation_table& translation_table::operator=(translation_table&&) noexcept = default;
-translation_table::~translation_table() {
-  if (s_ && s_->mode == table_mode::distributed) {
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    registry().erase(s_->id);
-  }
+namespace {
+void unregister(const std::unique_ptr<translation_table::state>& s) {
+  if (!s || s->mode != table_mode::distributed) return;
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry().erase(s->id);
 }
+}  // namespace
+
+translation_table& translation_table::operator=(translation_table&& o) noexcept {
+  if (this != &o) {
+    unregister(s_);
+    s_ = std::move(o.s_);
+  }
+  return *this;
+}
+translation_table::~translation_table() { unregister(s_); }
 
 translation_table::translation_table(std::span<const index> owned, index global_size, table_mode mode,
                                      index page_size)
@@ -187,11 +196,18 @@ translation_table::translation_table(std::span<const index> owned, index global_
         e = {p, pairs[i + 1]};
       }
     }
+  }
+  if (problem.empty()) problem = check_entries(s.entries, s);
+  if (mode == table_mode::distributed && problem.empty()) {
     std::lock_guard<std::mutex> lock(registry_mutex);
     registry()[s.id] = &s;
   }
-  if (problem.empty()) problem = check_entries(s.entries, s);
-  detail::agree_or_throw(problem, api);  // also: every node's pages are filled before anyone looks up
+  try {
+    detail::agree_or_throw(problem, api);  // also: every node's pages are filled before anyone looks up
+  } catch (...) {
+    unregister(s_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 translation_table translation_table::block(index global_size, table_mode mode) {

@@ -27,6 +27,8 @@ class translation_table {
   // global_size % nodes() nodes one element more.
   static translation_table block(index global_size, table_mode mode = table_mode::replicated);
 
+  // Destroying a distributed table while another node may still look up in it ends the job
+  // with a message: let every node finish its lookups first (a barrier will do).
   translation_table(translation_table&&) noexcept;
   translation_table& operator=(translation_table&&) noexcept;
   ~translation_table();
