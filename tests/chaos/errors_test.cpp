@@ -1,0 +1,195 @@
+// Bad input is a usage_error, and the library still works afterwards. Every node makes the same
+// mistake, so collectives stay matched; errors a single node makes (lookups) are local.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <squall/chaos/remap.hpp>
+#include <squall/chaos/schedule.hpp>
+
+#include "reference.hpp"
+
+namespace chaos = squall::chaos;
+using namespace chaos_test;
+using chaos::table_mode;
+using squall::usage_error;
+
+namespace {
+
+using squall::chaos::index;  // not ::index from <strings.h>
+
+constexpr index size = 1000;
+
+class Errors : public testing::TestWithParam<table_mode> {
+ protected:
+  // A correct table and inspection right after the error: the nodes are still in step.
+  void still_works() const {
+    const auto d = random_distribution(size, nodes(), 119);
+    const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+    const auto original = references(d, me(), 1000, refs::mixed, 119);
+    auto localized = original;
+    const auto s = chaos::inspect(t, {std::span<index>(localized)});
+    auto data = owned_values(d, me(), s.ghost_end());
+    chaos::gather(s, std::span<std::int64_t>(data));
+    EXPECT_TRUE(reads_right_values(data, localized, original));
+  }
+  void expect_bad_list(std::vector<index> owned, const char* what) const {
+    EXPECT_THROW(chaos::translation_table(owned, size, GetParam(), 64), usage_error) << what;
+    still_works();
+  }
+  std::vector<index> owned_list() const {
+    const auto d = random_distribution(size, nodes(), 111);
+    return {d.owned_by(me()).begin(), d.owned_by(me()).end()};
+  }
+};
+
+// The mistakes are all on node 0 (whose list is never empty with this seed); every node must
+// see the error.
+TEST_P(Errors, OwnedListMissingAnIndex) {
+  auto owned = owned_list();
+  ASSERT_FALSE(owned.empty());
+  if (me() == 0) owned.pop_back();
+  expect_bad_list(owned, "missing");
+}
+
+TEST_P(Errors, OwnedListWithARepeatedIndex) {
+  auto owned = owned_list();
+  if (me() == 0) owned.push_back(owned.front());
+  expect_bad_list(owned, "repeated (one too many)");
+}
+
+TEST_P(Errors, OwnedListRepeatingOneAndMissingAnother) {
+  // The right number of indices: only a check of each index finds it.
+  auto owned = owned_list();
+  if (me() == 0) owned.back() = owned.front();
+  expect_bad_list(owned, "repeated and missing");
+}
+
+TEST_P(Errors, OwnedListOutOfRange) {
+  auto owned = owned_list();
+  if (me() == 0) owned.back() = size;
+  expect_bad_list(owned, "index == global_size");
+  owned = owned_list();
+  if (me() == 0) owned.push_back(-1);
+  expect_bad_list(owned, "negative index");
+}
+
+TEST_P(Errors, LookupOutOfRange) {
+  const auto d = random_distribution(size, nodes(), 112);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  for (const index bad : {index{-1}, size}) {
+    const std::vector<index> q{0, bad};
+    EXPECT_THROW(t.lookup(q), usage_error) << bad;
+  }
+  squall::barrier();
+  const std::vector<index> q{0, size - 1};
+  EXPECT_EQ(t.lookup(q)[1], (chaos::location{d.owner_of(size - 1), d.offset_of(size - 1)}));
+  squall::barrier();  // every node's lookups are answered before any node destroys its part of t
+}
+
+TEST_P(Errors, InspectOutOfRange) {
+  const auto d = random_distribution(size, nodes(), 113);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  for (const index bad : {index{-1}, size}) {
+    auto refs = references(d, me(), 500, refs::mixed, 113);
+    refs[refs.size() / 2] = bad;
+    EXPECT_THROW(chaos::inspect(t, {std::span<index>(refs)}), usage_error) << bad;
+  }
+  // ... also in the incremental inspector.
+  auto first = references(d, me(), 500, refs::mixed, 114);
+  const auto s = chaos::inspect(t, {std::span<index>(first)});
+  auto second = references(d, me(), 500, refs::mixed, 115);
+  second.back() = size + 5;
+  EXPECT_THROW(chaos::inspect(t, s, {std::span<index>(second)}), usage_error);
+  still_works();
+}
+
+TEST_P(Errors, DataSmallerThanGhostEnd) {
+  const auto d = random_distribution(size, nodes(), 116);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto refs = references(d, me(), 1000, refs::mixed, 116);
+  const auto s = chaos::inspect(t, {std::span<index>(refs)});
+  ASSERT_GT(s.ghost_end(), 0);
+  std::vector<std::int64_t> data(static_cast<std::size_t>(s.ghost_end()));
+  const auto short_data = std::span<std::int64_t>(data).first(data.size() - 1);
+  EXPECT_THROW(chaos::gather(s, short_data), usage_error);
+  EXPECT_THROW(chaos::scatter(s, short_data), usage_error);
+  EXPECT_THROW(chaos::scatter_op(s, short_data), usage_error);
+  EXPECT_THROW(chaos::gather_begin(s, short_data), usage_error);
+  EXPECT_THROW(chaos::scatter_op_begin(s, short_data, chaos::combine::min{}), usage_error);
+  still_works();
+}
+
+TEST_P(Errors, RemapWithWrongSizes) {
+  const auto a = random_distribution(size, nodes(), 117);
+  const auto b = random_distribution(size, nodes(), 118);
+  const chaos::translation_table ta(a.owned_by(me()), size, GetParam(), 64), tb(b.owned_by(me()), size, GetParam(), 64);
+  const chaos::remap_plan plan(ta, tb);
+  const std::vector<std::int64_t> in(static_cast<std::size_t>(plan.from_size()) + 1);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(plan.to_size()) + 1);
+  EXPECT_THROW(plan.apply(std::span<const std::int64_t>(in)), usage_error) << "input one too long";
+  const auto right_in = std::span<const std::int64_t>(in).first(in.size() - 1);
+  EXPECT_THROW(plan.apply(right_in, std::span<std::int64_t>(out)), usage_error) << "output one too long";
+  if (plan.from_size() > 0) {
+    EXPECT_THROW(plan.apply(right_in.first(right_in.size() - 1)), usage_error) << "input one too short";
+  }
+  // Then a right one.
+  std::vector<std::int64_t> values;
+  for (index g : a.owned_by(me())) values.push_back(value_of(g));
+  const auto moved = plan.apply(std::span<const std::int64_t>(values));
+  EXPECT_TRUE(every(moved.size(), [&](std::size_t k) { return describe(k, moved[k], value_of(b.owned_by(me())[k])); }));
+}
+
+TEST_P(Errors, RemapBetweenDifferentGlobalSizes) {
+  const auto a = random_distribution(size, nodes(), 120);
+  const auto b = random_distribution(size + 1, nodes(), 121);
+  const chaos::translation_table ta(a.owned_by(me()), size, GetParam(), 64);
+  const chaos::translation_table tb(b.owned_by(me()), size + 1, GetParam(), 64);
+  EXPECT_THROW(chaos::remap_plan(ta, tb), usage_error);
+  still_works();
+}
+
+TEST_P(Errors, OwnedAfterWithBadNewOwners) {
+  // Node 0's mistake is seen on every node.
+  const auto a = random_distribution(size, nodes(), 122);
+  const chaos::translation_table ta(a.owned_by(me()), size, GetParam(), 64);
+  std::vector<int> new_owner(a.owned_by(me()).size(), 0);
+  if (me() == 0) new_owner.push_back(0);
+  EXPECT_THROW(chaos::owned_after(ta, new_owner), usage_error) << "one too many";
+  new_owner.assign(a.owned_by(me()).size(), 0);
+  if (me() == 0) new_owner.front() = nodes();
+  EXPECT_THROW(chaos::owned_after(ta, new_owner), usage_error) << "not a node";
+  still_works();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Errors, testing::Values(table_mode::replicated, table_mode::distributed), mode_name);
+
+TEST(ErrorsScatterAppend, BadDestination) {
+  const std::vector<int> items{1, 2, 3};
+  for (const int bad : {-1, nodes()}) {
+    const std::vector<int> dest{0, bad, 0};
+    EXPECT_THROW(chaos::scatter_append(std::span<const int>(items), std::span<const int>(dest)), usage_error) << bad;
+  }
+  const std::vector<int> too_few{0, 0};
+  EXPECT_THROW(chaos::scatter_append(std::span<const int>(items), std::span<const int>(too_few)), usage_error);
+
+  const auto t = chaos::translation_table::block(size);
+  const std::vector<index> bad_element{0, size, 1};
+  EXPECT_THROW(chaos::scatter_append(t, std::span<const int>(items), std::span<const index>(bad_element)), usage_error);
+
+  const std::vector<int> dest{0, 0, 0};
+  const auto arrived = chaos::scatter_append(std::span<const int>(items), std::span<const int>(dest));
+  EXPECT_EQ(arrived.size(), me() == 0 ? 3u * static_cast<std::size_t>(nodes()) : 0u);
+}
+
+TEST(ErrorsExchange, OneBufferPerNodeIsNeeded) {
+  std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(nodes()) + 1);
+  EXPECT_THROW(chaos::exchange(out), usage_error);
+  out.pop_back();
+  EXPECT_EQ(chaos::exchange(out).size(), static_cast<std::size_t>(nodes()));
+}
+
+}  // namespace
