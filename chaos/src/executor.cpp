@@ -77,19 +77,8 @@ const peer_lists* peer_of(const pattern& p, int node) {
 const std::vector<index>& landing(const peer_lists& q, bool reverse) { return reverse ? q.send : q.recv; }
 const std::vector<index>& packing(const peer_lists& q, bool reverse) { return reverse ? q.recv : q.send; }
 
-// owners[where[i]] = op(owners[where[i]], ghosts[i]): gathered into one run, combined with
-// one call of the user's function, put back.
 void combine_into(const execution_arrays& a, const std::vector<index>& where, const std::byte* ghosts) {
-  const std::size_t size = a.to.elem_size;
-  thread_local std::vector<std::byte> owners;
-  owners.resize(where.size() * size);
-  for (std::size_t i = 0; i < where.size(); ++i) {
-    std::memcpy(owners.data() + i * size, a.to.data + static_cast<std::size_t>(where[i]) * size, size);
-  }
-  a.op(owners.data(), ghosts, where.size());
-  for (std::size_t i = 0; i < where.size(); ++i) {
-    std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * size, owners.data() + i * size, size);
-  }
+  a.op(a.to.data, where.data(), ghosts, where.size());
 }
 
 // Skips peers that send nothing in this direction.
@@ -124,9 +113,7 @@ void deliver(pending& e, int source, std::size_t elem_size, std::size_t type_has
   if (a.op) {
     combine_in_order(e, static_cast<std::size_t>(q - e.pat->peers.data()), bytes, n);
   } else {
-    for (std::size_t i = 0; i < where.size(); ++i) {
-      std::memcpy(a.to.data + static_cast<std::size_t>(where[i]) * elem_size, bytes + i * elem_size, elem_size);
-    }
+    a.to.unpack(a.to.data, where.data(), bytes, where.size());
   }
   e.arrived.fetch_add(1, std::memory_order_release);
 }
@@ -196,16 +183,10 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
   }
 
   {
-    // Early messages are delivered under the lock too: the handler may deliver the next
-    // message of this execution meanwhile, on another thread.
     std::lock_guard<std::mutex> lock(channels_mutex);
     channel& c = channels()[p->id];
     e->seq = c.executions_begun++;
     c.running[e->seq] = e.get();
-    if (auto it = c.early.find(e->seq); it != c.early.end()) {
-      for (const auto& m : it->second) deliver(*e, m.source, m.elem_size, m.type_hash, m.bytes.data(), m.bytes.size());
-      c.early.erase(it);
-    }
   }
 
   for (const auto& [from, to] : p->local) {
@@ -217,9 +198,7 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
     if (take.empty()) continue;
     std::vector<std::byte>& buf = take.size() * size <= am::max_payload() ? packed : e->large.emplace_back();
     buf.resize(take.size() * size);
-    for (std::size_t i = 0; i < take.size(); ++i) {
-      std::memcpy(buf.data() + i * size, a.from.data + static_cast<std::size_t>(take[i]) * size, size);
-    }
+    a.from.pack(buf.data(), a.from.data, take.data(), take.size());
     count_message(buf.size());
     e->elements_sent += take.size();
     if (&buf == &packed) {
@@ -230,6 +209,17 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
     }
   }
   am::flush();
+  // Messages that came before this execution began are unpacked only now that our data has
+  // left (no peer waits for our unpacking), and under the lock like every other delivery
+  // into this execution: the handler may deliver its next message meanwhile, on another thread.
+  {
+    std::lock_guard<std::mutex> lock(channels_mutex);
+    channel& c = channels()[p->id];
+    if (auto it = c.early.find(e->seq); it != c.early.end()) {
+      for (const auto& m : it->second) deliver(*e, m.source, m.elem_size, m.type_hash, m.bytes.data(), m.bytes.size());
+      c.early.erase(it);
+    }
+  }
   return e.release();
 }
 
