@@ -33,9 +33,9 @@ const int timed_flushes = stats::counter_slot("progress.timed_flushes");
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
 constexpr std::int64_t max_watch_ns = 1'000'000;        // longest look-away from a lingering thread
-constexpr std::int64_t min_watch_ns = 20'000;           // shortest: with no lingering (nodes outnumber
-                                                        // cores) the first look must not be 0, or this
-                                                        // thread spins through futex timeouts
+constexpr std::int64_t min_watch_ns = 20'000;           // shortest: with lingering off
+                                                        // (SQUALL_LINGER_US=0) the first look must not be
+                                                        // 0, or this thread spins through futex timeouts
 
 // Sleeps on the doorbell unless `ready` says there is work. The caller counts as awake
 // before and after. Dekker-style with the sender: we drop out of `awake` and then look at
