@@ -37,38 +37,66 @@ void on_exchange(am::token& t, std::uint64_t seq, am::payload bytes) {
 
 int exchange_nodes() { return squall::nodes(); }
 
-std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>> outgoing) {
+struct exchange_handle::state {
+  std::uint64_t seq = 0;
+  int want = 0;                                 // messages to receive
+  std::vector<std::vector<std::byte>> outgoing;  // kept: bulk transfers stream from them
+  std::vector<am::bulk_handle> large;
+};
+
+exchange_handle::exchange_handle() = default;
+exchange_handle::exchange_handle(std::unique_ptr<state> s) : s_(std::move(s)) {}
+exchange_handle::exchange_handle(exchange_handle&&) noexcept = default;
+exchange_handle& exchange_handle::operator=(exchange_handle&& o) noexcept {
+  if (this != &o) {
+    if (s_) end();
+    s_ = std::move(o.s_);
+  }
+  return *this;
+}
+exchange_handle::~exchange_handle() {
+  if (s_) end();
+}
+
+exchange_handle exchange_begin(std::vector<std::vector<std::byte>> outgoing) {
   const int n = squall::nodes(), me = squall::node();
   if (outgoing.size() != static_cast<std::size_t>(n)) {
     throw usage_error("chaos::exchange: one outgoing buffer per node is needed (" + std::to_string(n) +
                       "), got " + std::to_string(outgoing.size()));
   }
-  const std::uint64_t seq = exchanges_begun++;
+  auto s = std::make_unique<exchange_handle::state>();
+  s->seq = exchanges_begun++;
+  s->outgoing = std::move(outgoing);
   // How many messages each node is to receive (self-copies are not messages).
   std::vector<std::int64_t> expected(static_cast<std::size_t>(n), 0);
-  for (int d = 0; d < n; ++d) expected[d] = d != me && !outgoing[d].empty();
+  for (int d = 0; d < n; ++d) expected[d] = d != me && !s->outgoing[d].empty();
   allreduce(std::span<const std::int64_t>(expected), std::span<std::int64_t>(expected));
+  s->want = static_cast<int>(expected[me]);
 
-  std::vector<am::bulk_handle> large;
   for (int i = 1; i < n; ++i) {
     const int d = (me + i) % n;  // staggered, so that not every node sends to node 0 first
-    const auto& buf = outgoing[d];
+    const auto& buf = s->outgoing[d];
     if (buf.empty()) continue;
     detail::count_message(buf.size());
     if (buf.size() <= am::max_payload()) {
-      am::send<on_exchange>(d, seq, am::payload(buf));
+      am::send<on_exchange>(d, s->seq, am::payload(buf));
     } else {
-      large.push_back(am::bulk_send<on_exchange>(d, seq, am::payload(buf)));
+      s->large.push_back(am::bulk_send<on_exchange>(d, s->seq, am::payload(buf)));
     }
   }
   am::flush();
+  return exchange_handle(std::move(s));
+}
 
+std::vector<std::vector<std::byte>> exchange_handle::end() {
+  if (!s_) throw usage_error("chaos::exchange_handle::end: the exchange was already ended");
+  const std::unique_ptr<state> s = std::move(s_);
+  const int n = squall::nodes(), me = squall::node();
   std::vector<std::vector<std::byte>> incoming(static_cast<std::size_t>(n));
-  const auto want = static_cast<int>(expected[me]);
   am::wait_until([&] {
-    auto it = inbox().find(seq);
+    auto it = inbox().find(s->seq);
     const int have = it == inbox().end() ? 0 : it->second.count;
-    if (have < want) return false;
+    if (have < s->want) return false;
     if (it != inbox().end()) {
       incoming = std::move(it->second.from);
       inbox().erase(it);
@@ -76,9 +104,13 @@ std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>>
     return true;
   });
   incoming.resize(static_cast<std::size_t>(n));
-  incoming[me] = std::move(outgoing[me]);
-  for (auto& h : large) h.wait_local();
+  incoming[me] = std::move(s->outgoing[me]);
+  for (auto& h : s->large) h.wait_local();
   return incoming;
+}
+
+std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>> outgoing) {
+  return exchange_begin(std::move(outgoing)).end();
 }
 
 }  // namespace squall::chaos

@@ -65,6 +65,26 @@ TEST(ScatterAppend, RandomItemsToRandomNodes) {
   EXPECT_EQ(messages, peers.size()) << "one message per node sent to";
 }
 
+TEST(ScatterAppend, SplitPhaseOverlapsTwoAppends) {
+  // Two appends in flight at once (begun in order, ended in the opposite order) each deliver
+  // exactly their own items.
+  const auto first = items_of(me(), 92, 500), second = items_of(me(), 93, 500);
+  auto a = chaos::scatter_append_begin(std::span<const item>(first.items), std::span<const int>(first.dest));
+  auto b = chaos::scatter_append_begin(std::span<const item>(second.items), std::span<const int>(second.dest));
+  const auto arrived_second = b.end();
+  const auto arrived_first = a.end();
+  for (auto [seed, arrived] : {std::pair{92, &arrived_first}, std::pair{93, &arrived_second}}) {
+    std::vector<item> want;
+    for (int p = 0; p < nodes(); ++p) {
+      const auto s = items_of(p, static_cast<std::uint64_t>(seed), 500);
+      for (std::size_t i = 0; i < s.items.size(); ++i) {
+        if (s.dest[i] == me()) want.push_back(s.items[i]);
+      }
+    }
+    EXPECT_EQ(*arrived, want) << "seed " << seed;
+  }
+}
+
 TEST(ScatterAppend, ManyItemsToOneNode) {
   // 240 KB from every node to node 0: more than one message can carry.
   std::vector<item> items;

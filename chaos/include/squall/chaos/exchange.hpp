@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -13,6 +14,24 @@ namespace squall::chaos {
 // incoming[s], what node s sent here. Exactly one message per non-empty buffer (a bulk
 // transfer when it is large); receivers learn what to expect from one allreduce of counts.
 std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>> outgoing);
+
+// Split-phase form: exchange_begin agrees on the counts (a blocking allreduce) and sends;
+// end() waits for what comes here. Destroying a handle that was not ended ends it.
+class exchange_handle {
+ public:
+  exchange_handle();
+  exchange_handle(exchange_handle&&) noexcept;
+  exchange_handle& operator=(exchange_handle&&) noexcept;
+  ~exchange_handle();
+  std::vector<std::vector<std::byte>> end();  // incoming[s]; callable once
+
+  struct state;
+  explicit exchange_handle(std::unique_ptr<state> s);
+
+ private:
+  std::unique_ptr<state> s_;
+};
+exchange_handle exchange_begin(std::vector<std::vector<std::byte>> outgoing);
 
 // Typed form: outgoing[d] is a vector of T.
 template <class T>

@@ -181,22 +181,49 @@ execution scatter_op_begin(const schedule& s, std::span<T> data, Op op = {}) {
   return execution(detail::begin(s, detail::direction::scatter_op, detail::ref(data), detail::combiner<T>(op)));
 }
 
+// The split-phase form of scatter_append: begun (counts agreed, items sent), then ended.
+template <class T>
+class append_execution {
+ public:
+  explicit append_execution(exchange_handle h) : h_(std::move(h)) {}
+  // What arrived here, in source-node order, each source's items in the order sent.
+  std::vector<T> end() {
+    std::vector<T> arrived;
+    for (const auto& part : h_.end()) {
+      const std::size_t at = arrived.size();
+      arrived.resize(at + part.size() / sizeof(T));
+      if (!part.empty()) std::memcpy(static_cast<void*>(arrived.data() + at), part.data(), part.size());
+    }
+    return arrived;
+  }
+
+ private:
+  exchange_handle h_;
+};
+
+// Collective. Begins sending each item to node dest[i] (one message per communicating pair).
+template <class T>
+append_execution<T> scatter_append_begin(std::span<const T> items, std::span<const int> dest) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (items.size() != dest.size()) throw usage_error("chaos::scatter_append: one destination per item is needed");
+  std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(exchange_nodes()));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (dest[i] < 0 || static_cast<std::size_t>(dest[i]) >= out.size()) {
+      throw usage_error("chaos::scatter_append: destination node " + std::to_string(dest[i]) + " does not exist");
+    }
+    auto& o = out[static_cast<std::size_t>(dest[i])];
+    const auto* bytes = reinterpret_cast<const std::byte*>(&items[i]);
+    o.insert(o.end(), bytes, bytes + sizeof(T));
+  }
+  return append_execution<T>(exchange_begin(std::move(out)));
+}
+
 // Collective. Sends each item to node dest[i] (one message per communicating pair) and
 // returns what arrived here, in source-node order, each source's items in the order sent.
 // This is how DSMC moves particles to the owners of their new cells.
 template <class T>
 std::vector<T> scatter_append(std::span<const T> items, std::span<const int> dest) {
-  if (items.size() != dest.size()) throw usage_error("chaos::scatter_append: one destination per item is needed");
-  std::vector<std::vector<T>> out(static_cast<std::size_t>(exchange_nodes()));
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (dest[i] < 0 || static_cast<std::size_t>(dest[i]) >= out.size()) {
-      throw usage_error("chaos::scatter_append: destination node " + std::to_string(dest[i]) + " does not exist");
-    }
-    out[static_cast<std::size_t>(dest[i])].push_back(items[i]);
-  }
-  std::vector<T> arrived;
-  for (auto& part : exchange(out)) arrived.insert(arrived.end(), part.begin(), part.end());
-  return arrived;
+  return scatter_append_begin(items, dest).end();
 }
 
 // Collective. The same, to the owners of global elements: item i goes to the owner of
