@@ -44,7 +44,7 @@ int count_of(const std::string& text, const std::string& what) {
 TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
   const auto o = run(squallrun + " -n 4 " + scenarios + " kill-node 2");
   EXPECT_NE(o.status, 0) << o.output;
-  EXPECT_LT(o.seconds, 10.0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
   EXPECT_NE(o.output.find("squallrun: node 2 (pid"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("killed by signal 9"), std::string::npos) << o.output;
   EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
@@ -53,7 +53,7 @@ TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
 TEST(LostNode, NodeExitingWithoutFinalizeIsLost) {
   const auto o = run(squallrun + " -n 8 " + scenarios + " exit-early 5");
   EXPECT_NE(o.status, 0) << o.output;
-  EXPECT_LT(o.seconds, 10.0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
   EXPECT_NE(o.output.find("exited without calling squall::finalize"), std::string::npos) << o.output;
   EXPECT_EQ(count_of(o.output, "node 5 was lost"), 7) << o.output;
 }
