@@ -33,9 +33,6 @@ const int timed_flushes = stats::counter_slot("progress.timed_flushes");
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
 constexpr std::int64_t max_watch_ns = 1'000'000;        // longest look-away from a lingering thread
-constexpr std::int64_t min_watch_ns = 20'000;           // shortest: with lingering off
-                                                        // (SQUALL_LINGER_US=0) the first look must not be
-                                                        // 0, or this thread spins through futex timeouts
 
 // Sleeps on the doorbell unless `ready` says there is work. The caller counts as awake
 // before and after. Dekker-style with the sender: we drop out of `awake` and then look at
@@ -78,8 +75,11 @@ void progress_loop(node_runtime& nd) {
   // How long to sleep while watching a program thread that waits or lingers: the linger
   // period, doubled each time the program came back to wait on its own (up to a cap), so a
   // program cycling through short waits does not wake this thread 20,000 times a second.
-  const std::int64_t first_watch_ns = std::max(nd.config.linger_ns, min_watch_ns);
-  std::int64_t watch_ns = first_watch_ns;
+  // With lingering off (nodes outnumber cores) this starts, and stays, at 0: the thread then
+  // polls through immediate futex timeouts while a program waits. That looks wasteful, but a
+  // 20 us floor made the coherence test's fault-handler requests 2-30x slower on 4 and 8 nodes
+  // (measured), so the busy look stays until waiting is redesigned for oversubscription.
+  std::int64_t watch_ns = nd.config.linger_ns;
   while (!nd.stopping.load(std::memory_order_relaxed)) {
     std::size_t handled = 0;
     if (!program_polls(nd) && nd.lock.try_lock()) {
@@ -115,7 +115,7 @@ void progress_loop(node_runtime& nd) {
       // Back to short looks once the program left for good; otherwise (it came back to
       // wait, or is still in the same wait) look less often.
       const bool left = nd.waits_entered.load() == waits && end_lingering(nd);
-      watch_ns = left ? first_watch_ns : std::min(2 * watch_ns, max_watch_ns);
+      watch_ns = left ? nd.config.linger_ns : std::min(2 * watch_ns, max_watch_ns);
     }
     // Woken by the timeout rather than a doorbell: send what aggregation left behind.
     if (ctl.doorbell.load() == rung && nd.engine->has_unsent() && nd.lock.try_lock()) {
