@@ -13,6 +13,8 @@
 #include <typeinfo>
 #include <vector>
 
+#include <squall/collectives.hpp>
+
 #include <squall/chaos/exchange.hpp>
 #include <squall/chaos/translation_table.hpp>
 #include <squall/chaos/types.hpp>
@@ -63,20 +65,12 @@ schedule inspect(const translation_table& table, const schedule& earlier,
 // (b must have been built incrementally on a, or the two must fill disjoint ghost slots).
 schedule merge(const schedule& a, const schedule& b);
 
-// Combining functions for scatter_op: `op(owner_value, ghost_value)` -> new owner value.
+// Combining functions for scatter_op: `op(owner_value, ghost_value)` -> new owner value
+// (the collectives' operators).
 namespace combine {
-struct add {
-  template <class T>
-  T operator()(const T& a, const T& b) const { return a + b; }
-};
-struct min {
-  template <class T>
-  T operator()(const T& a, const T& b) const { return b < a ? b : a; }
-};
-struct max {
-  template <class T>
-  T operator()(const T& a, const T& b) const { return a < b ? b : a; }
-};
+using add = squall::op::sum;
+using min = squall::op::min;
+using max = squall::op::max;
 }  // namespace combine
 
 namespace detail {
