@@ -25,28 +25,14 @@ using squall::chaos::index;  // not ::index from <strings.h>
 constexpr index size = 2000;
 constexpr std::size_t count = 2500;
 
-// A schedule built from `refs_of(me())`, with the distribution, the original and the
-// localized references.
-struct pattern {
-  distribution d;
-  chaos::translation_table t;
-  std::vector<index> original, localized;
-  chaos::schedule s;
-};
+using pattern = inspected;
 
 template <class F>
 pattern build(std::uint64_t seed, F refs_of) {
-  auto d = random_distribution(size, nodes(), seed);
-  auto t = chaos::translation_table(d.owned_by(me()), d.size);
-  auto original = refs_of(d, me());
-  auto localized = original;
-  auto s = chaos::inspect(t, {std::span<index>(localized)});
-  return {std::move(d), std::move(t), std::move(original), std::move(localized), std::move(s)};
+  return inspect_pattern(size, seed, refs_of);
 }
 
-pattern mixed(std::uint64_t seed) {
-  return build(seed, [seed](const distribution& d, int p) { return references(d, p, count, refs::mixed, seed); });
-}
+pattern mixed(std::uint64_t seed) { return inspect_mixed(size, count, seed); }
 
 // For each element this node owns: the other nodes that reference it, ascending.
 template <class F>

@@ -23,21 +23,9 @@ using squall::chaos::index;  // not ::index from <strings.h>
 constexpr index size = 2000;
 constexpr std::size_t count = 2500;
 
-struct pattern {
-  distribution d;
-  chaos::translation_table t;
-  std::vector<index> original, localized;
-  chaos::schedule s;
-};
+using pattern = inspected;
 
-pattern mixed(std::uint64_t seed) {
-  auto d = random_distribution(size, nodes(), seed);
-  auto t = chaos::translation_table(d.owned_by(me()), d.size);
-  auto original = references(d, me(), count, refs::mixed, seed);
-  auto localized = original;
-  auto s = chaos::inspect(t, {std::span<index>(localized)});
-  return {std::move(d), std::move(t), std::move(original), std::move(localized), std::move(s)};
-}
+pattern mixed(std::uint64_t seed) { return inspect_mixed(size, count, seed); }
 
 struct counts {
   std::uint64_t messages, executions, elements;

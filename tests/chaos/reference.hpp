@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include <squall/chaos/schedule.hpp>
 #include <squall/chaos/translation_table.hpp>
 #include <squall/chaos/types.hpp>
 #include <squall/squall.hpp>
@@ -248,6 +249,33 @@ std::uint64_t growth(std::string_view name, F phase) {
   phase();
   squall::barrier();
   return counter(name) - before;
+}
+
+// A schedule built from this node's references `refs_of(d, me())` on a random distribution,
+// with the distribution, its table, and the original and localized references.
+struct inspected {
+  distribution d;
+  squall::chaos::translation_table t;
+  std::vector<index> original, localized;
+  squall::chaos::schedule s;
+};
+
+template <class F>
+inspected inspect_pattern(index size, std::uint64_t seed, F refs_of,
+                          squall::chaos::table_mode mode = squall::chaos::table_mode::replicated, index page = 1024) {
+  auto d = random_distribution(size, nodes(), seed);
+  auto t = squall::chaos::translation_table(d.owned_by(me()), d.size, mode, page);
+  auto original = refs_of(d, me());
+  auto localized = original;
+  auto s = squall::chaos::inspect(t, {std::span<index>(localized)});
+  return {std::move(d), std::move(t), std::move(original), std::move(localized), std::move(s)};
+}
+
+// The same with `count` mixed references (local, remote, repeated).
+inline inspected inspect_mixed(index size, std::size_t count, std::uint64_t seed,
+                               squall::chaos::table_mode mode = squall::chaos::table_mode::replicated, index page = 1024) {
+  return inspect_pattern(
+      size, seed, [&](const distribution& d, int p) { return references(d, p, count, refs::mixed, seed); }, mode, page);
 }
 
 }  // namespace chaos_test

@@ -22,20 +22,10 @@ using squall::chaos::index;  // not ::index from <strings.h>
 constexpr index size = 2000;
 constexpr std::size_t count = 2500;
 
-struct pattern {
-  distribution d;
-  chaos::translation_table t;
-  std::vector<index> original, localized;
-  chaos::schedule s;
-};
+using pattern = inspected;
 
 pattern mixed(std::uint64_t seed, chaos::table_mode mode = chaos::table_mode::replicated) {
-  auto d = random_distribution(size, nodes(), seed);
-  auto t = chaos::translation_table(d.owned_by(me()), d.size, mode, 64);
-  auto original = references(d, me(), count, refs::mixed, seed);
-  auto localized = original;
-  auto s = chaos::inspect(t, {std::span<index>(localized)});
-  return {std::move(d), std::move(t), std::move(original), std::move(localized), std::move(s)};
+  return inspect_mixed(size, count, seed, mode, 64);
 }
 
 // scatter_op(add) of 1 from every ghost: each owned element ends as 1 + its number of remote referencers.
