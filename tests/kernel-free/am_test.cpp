@@ -101,6 +101,60 @@ TEST_P(Aggregation, EveryMessageExactlyOnceAndPacketsCounted) {
 
 INSTANTIATE_TEST_SUITE_P(Factors, Aggregation, testing::Values(1u, 16u, 256u));
 
+// ---- payloads of every size, sent and written in place, keep their order: a large one
+// leaves at once as a packet of its own, after the partly filled packet before it, and
+// waits in the queue when the ring is full (the receiver does not poll until the fence).
+struct sized_stream {
+  std::vector<std::int64_t> next;  // by source
+  std::int64_t bad = 0, received = 0;
+};
+sized_stream sized;
+
+std::size_t size_of_message(std::int64_t i) {
+  static const std::size_t sizes[] = {0, 8, 100, 2047, 2048, 2049, 9000, 15000};
+  return sizes[i % std::size(sizes)];
+}
+std::byte byte_of(std::int64_t i, std::size_t at) { return static_cast<std::byte>((i * 31 + at * 7) & 0xff); }
+
+void on_sized(am::token& t, std::int64_t i, am::payload data) {
+  bool ok = sized.next[t.source()] == i && data.size() == std::min(size_of_message(i), am::max_payload());
+  for (std::size_t k = 0; ok && k < data.size(); ++k) ok = data[k] == byte_of(i, k);
+  sized.bad += !ok;
+  sized.next[t.source()] = i + 1;
+  ++sized.received;
+}
+
+TEST(ActiveMessages, PayloadsOfEverySizeInOrderSentOrWrittenInPlace) {
+  const int n = squall::nodes(), me = squall::node();
+  sized.next.assign(n, 0);
+  sized.bad = sized.received = 0;
+  am::set_aggregation(16);
+  squall::barrier();
+  constexpr std::int64_t k = 400;  // about 2 MB to each node: rings fill
+  std::vector<std::byte> buf(am::max_payload());
+  for (std::int64_t i = 0; i < k; ++i) {
+    const std::size_t size = std::min(size_of_message(i), am::max_payload());
+    for (int d = 0; d < n; ++d) {
+      const int to = (me + d) % n;
+      if ((i / 3) % 2 == 0) {
+        for (std::size_t b = 0; b < size; ++b) buf[b] = byte_of(i, b);
+        am::send<on_sized>(to, i, am::payload(buf.data(), size));
+      } else {
+        am::send_written<on_sized>(
+            to, size, [&](std::byte* out) {
+              for (std::size_t b = 0; b < size; ++b) out[b] = byte_of(i, b);
+            },
+            i);
+      }
+    }
+  }
+  squall::fence();
+  EXPECT_EQ(sized.bad, 0);
+  EXPECT_EQ(sized.received, k * n);
+  am::set_aggregation(1);
+  squall::barrier();
+}
+
 // ---- bulk transfer
 std::uint64_t bulk_checksum = 0, bulk_bytes = 0;
 int bulk_count = 0;

@@ -42,6 +42,13 @@ TEST(ApiErrors, EveryPhase) {
   std::vector<std::byte> big(am::max_payload() + 1);
   EXPECT_ERROR(am::send<on_data>(0, am::payload(big)), "exceeds the limit");
   EXPECT_NO_THROW(am::send<on_data>(0, am::payload(big.data(), am::max_payload())));
+  bool wrote = false;
+  const auto writer = [&](std::byte*) { wrote = true; };
+  EXPECT_ERROR(am::send_written<on_data>(0, am::max_payload() + 1, writer), "exceeds the limit");
+  EXPECT_ERROR(am::send_written<on_data>(2, 8, writer), "node 2 does not exist");
+  EXPECT_FALSE(wrote);
+  EXPECT_NO_THROW(am::send_written<on_data>(0, am::max_payload(), writer));
+  EXPECT_TRUE(wrote);
   EXPECT_ERROR(am::bulk_send<on_data>(3, am::payload(big)), "node 3 does not exist");
   EXPECT_ERROR(am::set_aggregation(0), "outside 1..4096");
   EXPECT_ERROR(am::flush(2), "node 2 does not exist");

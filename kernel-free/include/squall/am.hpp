@@ -202,6 +202,31 @@ void send(int dest, A&&... args) {
   detail::send_with_slot<F>(dest, 0, std::forward<A>(args)...);
 }
 
+namespace detail {
+void send_written_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,
+                      std::size_t size, void (*write)(void* ctx, std::byte* out), void* ctx);
+}
+
+// Like send(), for a payload that would otherwise be packed into a buffer first: its `size`
+// bytes are written by write(std::byte* out) straight into the outgoing packet or, for a
+// large payload, the transport's buffer, saving a copy. F's last parameter must be
+// am::payload; `args` are the others. `write` runs once, before send_written returns, with
+// the node lock held: like a handler it must not send or wait, and it must read only private
+// memory (not an application view of a shared segment).
+template <auto F, class Write, class... A>
+void send_written(int dest, std::size_t size, Write&& write, A&&... args) {
+  using H = detail::checked_handler<F>;
+  static_assert(H::traits::has_payload, "squall::am::send_written: the handler takes no payload");
+  constexpr std::size_t n = detail::packed_size<typename H::args>();
+  alignas(8) std::byte buf[detail::padded_args(n)]{};
+  detail::pack<typename H::args>(buf, std::forward<A>(args)...);
+  using W = std::remove_reference_t<Write>;
+  detail::send_written_raw(
+      dest, detail::registration<F>::entry, buf, n, size,
+      [](void* w, std::byte* out) { (*static_cast<W*>(w))(out); },
+      const_cast<void*>(static_cast<const void*>(std::addressof(write))));
+}
+
 // Runs F on `dest` and returns its result (ARMI's sync_rmi). Polls while waiting.
 template <auto F, class... A>
 auto call(int dest, A&&... args) {

@@ -19,7 +19,7 @@ const int packets_queued = stats::counter_slot("am.packets_queued");
 const int bulk_transfers = stats::counter_slot("am.bulk_transfers");
 const int bulk_fragments = stats::counter_slot("am.bulk_fragments");
 
-std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+using detail::round8;
 
 void count(int slot, std::uint64_t n = 1) { stats::bump(stats::counter_at(slot), n); }
 
@@ -90,6 +90,34 @@ void engine::flush(int dest) {
   o.count = 0;
   o.by_handler = false;
   if (o.queue.empty()) unsent_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool engine::send_written(int dest, const handler_entry& e, const void* args, std::size_t args_len,
+                          std::size_t size, body_writer write, std::uint32_t reply_slot) {
+  if (size > max_payload_) [[unlikely]] payload_too_large(e, size);
+  if (size < direct_payload_bytes) {
+    write(append_record(dest, e, args, args_len, size, reply_slot));
+    return finish_record(dest, e, args_len + size);
+  }
+  flush(dest);  // what was sent before goes first
+  outgoing& o = out_[dest];
+  alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
+  const std::size_t head_len = write_head(head, e, args, args_len, size, reply_slot);
+  if (o.queue.empty() && t_.try_send_written(dest, std::span(head, head_len), size, write)) {
+    count(packets_sent);
+  } else {
+    // Allocates, like a queued packet in flush().
+    queued q;
+    q.packet.resize(head_len + size);
+    std::memcpy(q.packet.data(), head, head_len);
+    write(q.packet.data() + head_len);
+    if (o.queue.empty()) unsent_.fetch_add(1, std::memory_order_relaxed);
+    o.queued_bytes += q.packet.size();
+    o.queue.push_back(std::move(q));
+    count(packets_queued);
+  }
+  count_sent(e, args_len + size);
+  return o.queued_bytes > backlog_limit_;
 }
 
 void engine::flush_all() {

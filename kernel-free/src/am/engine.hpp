@@ -43,8 +43,15 @@ class engine {
 
   // Appends a message to dest's packet (`args` readable up to a multiple of 8 bytes).
   // Returns true when dest's queue of packets waiting for room is past the backlog limit.
+  // A payload of direct_payload_bytes or more leaves at once as a packet of its own, copied
+  // straight into the transport (one copy instead of two).
   bool send(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data,
             std::uint32_t reply_slot);
+  // The same with the payload's `size` bytes written in place by `write` (it runs once,
+  // before this returns).
+  bool send_written(int dest, const handler_entry& h, const void* args, std::size_t args_len,
+                    std::size_t size, body_writer write, std::uint32_t reply_slot);
+  static constexpr std::size_t direct_payload_bytes = 2048;
   std::shared_ptr<detail::bulk_state> bulk_send(int dest, const handler_entry& h, const void* args,
                                                 std::size_t args_len, payload data);
   void flush(int dest);
@@ -117,6 +124,22 @@ class engine {
   };
 
   bool push_bulk(int dest, queued& q);  // true when the last fragment is out
+  // Writes a record's header and padded arguments at p; returns the bytes written.
+  static std::size_t write_head(std::byte* p, const handler_entry& e, const void* args,
+                                std::size_t args_len, std::size_t payload_len, std::uint32_t reply_slot);
+  // Reserves a record in dest's packet, writes its head, returns where its payload goes;
+  // finish_record then counts it and applies the aggregation factor.
+  std::byte* append_record(int dest, const handler_entry& e, const void* args, std::size_t args_len,
+                           std::size_t payload_len, std::uint32_t reply_slot);
+  bool finish_record(int dest, const handler_entry& e, std::size_t bytes);
+  void count_sent(const handler_entry& e, std::size_t bytes);
+  static body_writer copy_of(const payload& data) {
+    return {[](void* d, std::byte* out) {
+              const auto* p = static_cast<const payload*>(d);
+              std::memcpy(out, p->data(), p->size());
+            },
+            const_cast<payload*>(&data)};
+  }
   [[noreturn]] void payload_too_large(const handler_entry& e, std::size_t size) const;
 
   static inline thread_local bool running_handler_ = false;
@@ -143,32 +166,59 @@ class engine {
 
 extern engine* current_engine;  // this node's engine, for internal handlers
 
-inline bool engine::send(int dest, const handler_entry& e, const void* args, std::size_t args_len,
-                         payload data, std::uint32_t reply_slot) {
-  constexpr auto round8 = [](std::size_t n) { return (n + 7) & ~std::size_t{7}; };
-  if (data.size() > max_payload_) [[unlikely]] payload_too_large(e, data.size());
-  const std::size_t padded = round8(args_len);
-  const std::size_t record = sizeof(record_header) + padded + round8(data.size());
+namespace detail {
+inline std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+}  // namespace detail
+
+inline std::size_t engine::write_head(std::byte* p, const handler_entry& e, const void* args,
+                                      std::size_t args_len, std::size_t payload_len,
+                                      std::uint32_t reply_slot) {
+  const record_header h{e.id, static_cast<std::uint32_t>(args_len),
+                        static_cast<std::uint32_t>(payload_len), reply_slot};
+  std::memcpy(p, &h, sizeof h);
+  // Whole words: arguments are small, and a call to memcpy would cost more than the copy.
+  const std::size_t padded = detail::round8(args_len);
+  const auto* a = static_cast<const std::byte*>(args);
+  for (std::size_t i = 0; i < padded; i += 8) std::memcpy(p + sizeof h + i, a + i, 8);
+  return sizeof h + padded;
+}
+
+inline std::byte* engine::append_record(int dest, const handler_entry& e, const void* args,
+                                        std::size_t args_len, std::size_t payload_len,
+                                        std::uint32_t reply_slot) {
+  const std::size_t record = sizeof(record_header) + detail::round8(args_len) + detail::round8(payload_len);
   outgoing& o = out_[dest];
   if (o.used + record > max_packet_) [[unlikely]] flush(dest);
   if (o.count == 0 && o.queue.empty()) unsent_.fetch_add(1, std::memory_order_relaxed);
   std::byte* p = o.buffer.get() + o.used;
   o.used += record;
-  const record_header h{e.id, static_cast<std::uint32_t>(args_len),
-                        static_cast<std::uint32_t>(data.size()), reply_slot};
-  std::memcpy(p, &h, sizeof h);
-  // Whole words: arguments are small, and a call to memcpy would cost more than the copy.
-  const auto* a = static_cast<const std::byte*>(args);
-  for (std::size_t i = 0; i < padded; i += 8) std::memcpy(p + sizeof h + i, a + i, 8);
-  if (!data.empty()) std::memcpy(p + sizeof h + padded, data.data(), data.size());
-  ++o.count;
-  if (running_handler_) o.by_handler = true;
+  return p + write_head(p, e, args, args_len, payload_len, reply_slot);
+}
+
+inline void engine::count_sent(const handler_entry& e, std::size_t bytes) {
   auto& hs = stats::handler_at(e.index);
   stats::bump(hs.sent);
-  stats::bump(hs.sent_bytes, args_len + data.size());
+  stats::bump(hs.sent_bytes, bytes);
   if (!e.internal) stats::bump(user_sent_);
+}
+
+inline bool engine::finish_record(int dest, const handler_entry& e, std::size_t bytes) {
+  outgoing& o = out_[dest];
+  ++o.count;
+  if (running_handler_) o.by_handler = true;
+  count_sent(e, bytes);
   if (o.count >= aggregation_) flush(dest);
   return o.queued_bytes > backlog_limit_;
+}
+
+inline bool engine::send(int dest, const handler_entry& e, const void* args, std::size_t args_len,
+                         payload data, std::uint32_t reply_slot) {
+  if (data.size() >= direct_payload_bytes) [[unlikely]] {
+    return send_written(dest, e, args, args_len, data.size(), copy_of(data), reply_slot);
+  }
+  std::byte* body = append_record(dest, e, args, args_len, data.size(), reply_slot);
+  if (!data.empty()) std::memcpy(body, data.data(), data.size());
+  return finish_record(dest, e, args_len + data.size());
 }
 
 }  // namespace squall::am

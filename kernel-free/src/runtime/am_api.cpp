@@ -53,6 +53,14 @@ void send_raw(int dest, const handler_entry* h, const void* args, std::size_t ar
   if (backlog) [[unlikely]] drain_backlog(nd, dest);
 }
 
+void send_written_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,
+                      std::size_t size, void (*write)(void* ctx, std::byte* out), void* ctx) {
+  rt::node_runtime& nd = checked("am::send_written", dest);
+  const bool backlog = rt::locked(
+      nd, [&] { return nd.engine->send_written(dest, *h, args, args_len, size, body_writer{write, ctx}, 0); });
+  if (backlog) [[unlikely]] drain_backlog(nd, dest);
+}
+
 void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size) {
   rt::node_runtime& nd = checked("am::call (reply)", dest);
   const std::uint64_t padded_slot = slot;  // argument buffers are read in whole words

@@ -6,6 +6,13 @@
 
 namespace squall {
 
+// Writes a packet body of a known size straight into a transport's buffer.
+struct body_writer {
+  void (*fn)(void* ctx, std::byte* out);
+  void* ctx;
+  void operator()(std::byte* out) const { fn(ctx, out); }
+};
+
 class transport {
  public:
   virtual ~transport() = default;
@@ -15,6 +22,10 @@ class transport {
   // room appears, and the caller retries from its progress loop.
   virtual bool try_send(int dest, std::span<const std::byte> head,
                         std::span<const std::byte> body) = 0;
+  // The same, with the body (`body_size` bytes) written in place by `write`, which runs
+  // only when the packet is accepted.
+  virtual bool try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                                body_writer write) = 0;
   // The next packet from `src`, or an empty span; valid until release(src).
   virtual std::span<const std::byte> peek(int src) = 0;
   virtual void release(int src) = 0;

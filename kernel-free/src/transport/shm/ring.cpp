@@ -24,7 +24,15 @@ ring_producer::ring_producer(void* base, std::size_t capacity)
       capacity_(capacity) {}
 
 bool ring_producer::try_push(std::span<const std::byte> head, std::span<const std::byte> body) {
-  const std::size_t length = head.size() + body.size();
+  std::byte* out = try_reserve(head.size() + body.size());
+  if (out == nullptr) return false;
+  if (!head.empty()) std::memcpy(out, head.data(), head.size());
+  if (!body.empty()) std::memcpy(out + head.size(), body.data(), body.size());
+  commit();
+  return true;
+}
+
+std::byte* ring_producer::try_reserve(std::size_t length) {
   assert(length > 0 && length <= max_packet());
   const std::size_t size = header_bytes + round8(length);
   const std::size_t pos = head_ & (capacity_ - 1);
@@ -39,16 +47,19 @@ bool ring_producer::try_push(std::span<const std::byte> head, std::span<const st
       ctl_->producer_waiting.store(1, std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_seq_cst);
       cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
-      if (head_ + needed - cached_tail_ > capacity_) return false;
+      if (head_ + needed - cached_tail_ > capacity_) return nullptr;
     }
   }
-  if (!head.empty()) std::memcpy(data_ + at + header_bytes, head.data(), head.size());
-  if (!body.empty()) std::memcpy(data_ + at + header_bytes + head.size(), body.data(), body.size());
-  header_at(data_, at + size).store(0, std::memory_order_relaxed);
-  header_at(data_, at).store(valid_flag | length, std::memory_order_release);
-  if (wraps) header_at(data_, pos).store(wrap_flag, std::memory_order_release);
-  head_ += needed - header_bytes;
-  return true;
+  reserved_ = {length, at, pos, needed - header_bytes, wraps};
+  return data_ + at + header_bytes;
+}
+
+void ring_producer::commit() {
+  const reservation& r = reserved_;
+  header_at(data_, r.at + header_bytes + round8(r.length)).store(0, std::memory_order_relaxed);
+  header_at(data_, r.at).store(valid_flag | r.length, std::memory_order_release);
+  if (r.wraps) header_at(data_, r.pos).store(wrap_flag, std::memory_order_release);
+  head_ += r.advance;
 }
 
 ring_consumer::ring_consumer(void* base, std::size_t capacity)

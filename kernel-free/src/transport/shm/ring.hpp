@@ -36,6 +36,11 @@ class ring_producer {
   // packet" to the consumer); false when there is no room now, in which case the
   // producer_waiting flag asks the consumer to signal when it frees space.
   bool try_push(std::span<const std::byte> head, std::span<const std::byte> body = {});
+  // The same in two steps, for a producer that writes the packet in place: where to write
+  // `length` bytes (or nullptr and the same waiting flag as try_push), then commit() to
+  // publish them. Nothing else may be pushed in between.
+  std::byte* try_reserve(std::size_t length);
+  void commit();
   std::size_t max_packet() const { return capacity_ / 4; }
 
  private:
@@ -44,6 +49,10 @@ class ring_producer {
   std::size_t capacity_ = 0;
   std::uint64_t head_ = 0;         // bytes produced
   std::uint64_t cached_tail_ = 0;  // last seen consumer position
+  struct reservation {
+    std::size_t length = 0, at = 0, pos = 0, advance = 0;
+    bool wraps = false;
+  } reserved_;
 };
 
 class ring_consumer {

@@ -1,5 +1,7 @@
 #include "transport/shm/shm_transport.hpp"
 
+#include <cstring>
+
 #include "common/futex.hpp"
 #include "stats/counters.hpp"
 
@@ -24,6 +26,20 @@ bool shm_transport::try_send(int dest, std::span<const std::byte> head,
     stats::bump(stats::counter_at(ring_full));
     return false;
   }
+  ring_doorbell(dest);
+  return true;
+}
+
+bool shm_transport::try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                                     body_writer write) {
+  std::byte* out = out_[dest].try_reserve(head.size() + body_size);
+  if (out == nullptr) {
+    stats::bump(stats::counter_at(ring_full));
+    return false;
+  }
+  std::memcpy(out, head.data(), head.size());
+  write(out + head.size());
+  out_[dest].commit();
   ring_doorbell(dest);
   return true;
 }

@@ -14,6 +14,8 @@ class shm_transport final : public transport {
   shm_transport(const job_area& job, int me);
 
   bool try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) override;
+  bool try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                        body_writer write) override;
   std::span<const std::byte> peek(int src) override { return in_[src].peek(); }
   void release(int src) override;
   bool any_incoming() override;
