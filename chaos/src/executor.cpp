@@ -192,18 +192,20 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
   for (const auto& [from, to] : p->local) {
     std::memcpy(a.to.data + static_cast<std::size_t>(to) * size, a.from.data + static_cast<std::size_t>(from) * size, size);
   }
-  thread_local std::vector<std::byte> packed;  // am::send copies it before returning
   for (const auto& q : p->peers) {
     const auto& take = packing(q, reverse);
     if (take.empty()) continue;
-    std::vector<std::byte>& buf = take.size() * size <= am::max_payload() ? packed : e->large.emplace_back();
-    buf.resize(take.size() * size);
-    a.from.pack(buf.data(), a.from.data, take.data(), take.size());
-    count_message(buf.size());
+    const std::size_t bytes = take.size() * size;
+    count_message(bytes);
     e->elements_sent += take.size();
-    if (&buf == &packed) {
-      am::send<on_elements>(q.node, p->id, e->seq, std::uint64_t{size}, std::uint64_t{a.from.type_hash}, am::payload(buf));
+    if (bytes <= am::max_payload()) {
+      // Packed straight into the outgoing packet: no buffer of our own to copy from.
+      am::send_written<on_elements>(
+          q.node, bytes, [&](std::byte* out) { a.from.pack(out, a.from.data, take.data(), take.size()); }, p->id,
+          e->seq, std::uint64_t{size}, std::uint64_t{a.from.type_hash});
     } else {
+      std::vector<std::byte>& buf = e->large.emplace_back(bytes);
+      a.from.pack(buf.data(), a.from.data, take.data(), take.size());
       e->bulks.push_back(am::bulk_send<on_elements>(q.node, p->id, e->seq, std::uint64_t{size},
                                                     std::uint64_t{a.from.type_hash}, am::payload(buf)));
     }

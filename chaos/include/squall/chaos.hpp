@@ -1,6 +1,8 @@
 // CHAOS: the inspector/executor library for irregular message-passing codes (the message-
 // passing side of the comparison with TSM and XSM). Everything here runs on the active
-// messages and bulk transfer of the substrate; nothing uses shared segments.
+// messages and bulk transfer of the substrate; nothing uses shared segments, and the arrays
+// given to the executor must not lie in one (it packs them into outgoing packets directly,
+// with the message layer's lock held, where a fault cannot be served).
 //
 // The model. A distributed array of `global_size` elements is spread over the nodes: each
 // node owns some global indices, stored in its local array in the order it lists them,
