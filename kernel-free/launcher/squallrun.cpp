@@ -18,6 +18,7 @@
 #include "common/config.hpp"
 #include "common/futex.hpp"
 #include "transport/shm/job_area.hpp"
+#include "transport/tcp/secret.hpp"
 
 namespace {
 
@@ -28,6 +29,9 @@ void usage(FILE* out) {
                "  -n, --nodes N          number of nodes (1..1024)\n"
                "  --aggregation K        messages per packet (SQUALL_AGGREGATION, 1..4096)\n"
                "  --stats                print every node's counters at finalize (SQUALL_STATS=1)\n"
+               "  --transport shm|tcp    how the nodes talk (SQUALL_TRANSPORT, default shm); tcp\n"
+               "                         connects every pair over TCP on this host (SQUALL_TCP_ADDR,\n"
+               "                         SQUALL_TCP_PORT, SQUALL_TCP_TIMEOUT)\n"
                "  --ring-bytes B         bytes per shared-memory ring, a power of two\n"
                "                         (SQUALL_RING_BYTES, 65536..1073741824, default 262144)\n"
                "  --grace S              seconds the other nodes get to exit after a node is\n"
@@ -94,6 +98,12 @@ options parse(int argc, char** argv) {
       ++i;
     } else if (a == "--stats") {
       setenv("SQUALL_STATS", "1", 1);
+    } else if (a == "--transport") {
+      if (next == nullptr || (std::strcmp(next, "shm") != 0 && std::strcmp(next, "tcp") != 0)) {
+        die("--transport must be shm or tcp");
+      }
+      setenv("SQUALL_TRANSPORT", next, 1);
+      ++i;
     } else if (!a.empty() && a[0] == '-') {
       usage(stderr);
       die("unknown option '%s'", a.c_str());
@@ -110,6 +120,11 @@ options parse(int argc, char** argv) {
     die("no program given");
   }
   if ((o.ring_bytes & (o.ring_bytes - 1)) != 0) die("the ring size must be a power of two");
+  // The job's secret, which every TCP connection must prove (a user's own is kept).
+  const char* secret = std::getenv("SQUALL_JOB_SECRET");
+  if (secret == nullptr || *secret == '\0') {
+    setenv("SQUALL_JOB_SECRET", squall::tcp::to_hex(squall::tcp::make_secret()).c_str(), 1);
+  }
   o.program = argv + i;
   return o;
 }

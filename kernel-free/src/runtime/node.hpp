@@ -10,6 +10,7 @@
 #include "runtime/node_lock.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/shm/shm_transport.hpp"
+#include "transport/tcp/tcp_transport.hpp"
 
 namespace squall::rt {
 
@@ -27,7 +28,10 @@ struct node_runtime {
   int me = 0, n = 1;
   settings config;
   shm::job_area job;
-  std::unique_ptr<shm::shm_transport> transport;
+  std::unique_ptr<shm::shm_transport> shm;  // to the nodes on this host
+  std::unique_ptr<tcp::tcp_transport> tcp;  // to the others (none when all share the host)
+  std::unique_ptr<squall::transport> routed;  // both, when both are used
+  squall::transport* transport = nullptr;   // what the message layer uses
   std::unique_ptr<am::engine> engine;
   node_lock lock;
   std::thread progress;
@@ -56,6 +60,11 @@ inline node_runtime& require_fast(const char* api) {
   node_runtime* nd = running_node.load(std::memory_order_acquire);
   return nd != nullptr ? *nd : require(api);
 }
+
+// Connects the node to its TCP peers when SQUALL_TRANSPORT=tcp (tcp_setup.cpp), and
+// closes those connections in order at finalize.
+void setup_transports(node_runtime& nd);
+void close_transports(node_runtime& nd);
 
 // Waiting (waiting.cpp).
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);

@@ -98,7 +98,7 @@ void init(int*, char***) {
   nd->job = attach_job(nd->me, nd->n);
   set_log_node(nd->n > 1 ? nd->me : -1);
   nd->config = read_settings(nd->n);
-  nd->transport = std::make_unique<shm::shm_transport>(nd->job, nd->me);
+  setup_transports(*nd);
   nd->engine = std::make_unique<am::engine>(*nd->transport, nd->me, nd->n);
   nd->engine->set_aggregation(nd->config.aggregation);
   am::current_engine = nd->engine.get();
@@ -118,6 +118,7 @@ void finalize() {
   node_runtime& nd = require("squall::finalize");
   detail::finalize_barrier();
   if (nd.config.stats) print_report(nd);
+  close_transports(nd);
   stop_progress_thread(nd);
   nd.control().state.store(shm::finalized);
   running_node.store(nullptr, std::memory_order_release);

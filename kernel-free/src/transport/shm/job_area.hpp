@@ -30,6 +30,9 @@ struct alignas(64) node_control {
   std::atomic<std::uint32_t> sleepers;  // threads of the node blocked on the doorbell
   std::atomic<std::uint32_t> state;     // node_state
   std::atomic<std::int32_t> pid;
+  // The node's TCP endpoint, published for the others when the job runs over TCP.
+  std::atomic<std::uint32_t> tcp_ipv4;
+  std::atomic<std::uint32_t> tcp_port;  // 0 until published
 };
 
 class job_area {

@@ -1,0 +1,37 @@
+// Chooses a transport per pair of nodes: shared memory to nodes on this host, TCP to the
+// others. The message layer above sees one transport and never asks which one carried a
+// packet.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace squall {
+
+class routed_transport final : public transport {
+ public:
+  // far[node]: whether `node` is reached through `remote` rather than `local`.
+  routed_transport(transport& local, transport& remote, std::vector<bool> far)
+      : local_(local), remote_(remote), far_(std::move(far)) {}
+
+  bool try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) override {
+    return to(dest).try_send(dest, head, body);
+  }
+  bool try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                        body_writer write) override {
+    return to(dest).try_send_written(dest, head, body_size, write);
+  }
+  std::span<const std::byte> peek(int src) override { return to(src).peek(src); }
+  void release(int src) override { to(src).release(src); }
+  bool any_incoming() override { return local_.any_incoming() || remote_.any_incoming(); }
+  std::size_t max_packet() const override { return std::min(local_.max_packet(), remote_.max_packet()); }
+
+ private:
+  transport& to(int node) { return far_[node] ? remote_ : local_; }
+  transport& local_;
+  transport& remote_;
+  std::vector<bool> far_;
+};
+
+}  // namespace squall

@@ -1,0 +1,126 @@
+#include "transport/tcp/socket_io.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/futex.hpp"
+#include "common/log.hpp"
+
+namespace squall::tcp {
+
+std::string to_string(const endpoint& e) {
+  char text[INET_ADDRSTRLEN] = "?";
+  const in_addr a{htonl(e.ipv4)};
+  inet_ntop(AF_INET, &a, text, sizeof text);
+  return std::string(text) + ":" + std::to_string(e.port);
+}
+
+bool parse_ipv4(const char* text, std::uint32_t& out) {
+  in_addr a{};
+  if (inet_pton(AF_INET, text, &a) != 1) return false;
+  out = ntohl(a.s_addr);
+  return true;
+}
+
+sockaddr_in to_sockaddr(const endpoint& e) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(e.port);
+  sa.sin_addr.s_addr = htonl(e.ipv4);
+  return sa;
+}
+
+endpoint peer_of(int fd) {
+  sockaddr_in sa{};
+  socklen_t len = sizeof sa;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return {};
+  return {ntohl(sa.sin_addr.s_addr), ntohs(sa.sin_port)};
+}
+
+void set_nonblocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    fatal("cannot make a socket non-blocking: %s", std::strerror(errno));
+  }
+}
+
+void configure_connection(int fd) {
+  set_nonblocking(fd);
+  const int one = 1, idle = 2, interval = 1, probes = 3;
+  const unsigned user_timeout_ms = 5000;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
+namespace {
+
+// Waits until fd is ready for `events` or the deadline passes.
+bool wait_ready(int fd, short events, std::int64_t deadline_ns) {
+  for (;;) {
+    const std::int64_t left = deadline_ns - now_ns();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(left / 1'000'000 + 1));
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return false;
+  }
+}
+
+}  // namespace
+
+io_result read_full(int fd, void* buf, std::size_t len, std::int64_t deadline_ns) {
+  auto* p = static_cast<std::byte*>(buf);
+  while (len > 0) {
+    const ssize_t r = ::recv(fd, p, len, 0);
+    if (r > 0) {
+      p += r;
+      len -= static_cast<std::size_t>(r);
+    } else if (r == 0) {
+      return io_result::closed;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (!wait_ready(fd, POLLIN, deadline_ns)) return io_result::timeout;
+    } else if (errno != EINTR) {
+      return errno == ECONNRESET ? io_result::closed : io_result::error;
+    }
+  }
+  return io_result::done;
+}
+
+io_result write_full(int fd, const void* buf, std::size_t len, std::int64_t deadline_ns) {
+  const auto* p = static_cast<const std::byte*>(buf);
+  while (len > 0) {
+    const ssize_t r = ::send(fd, p, len, MSG_NOSIGNAL);
+    if (r > 0) {
+      p += r;
+      len -= static_cast<std::size_t>(r);
+    } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!wait_ready(fd, POLLOUT, deadline_ns)) return io_result::timeout;
+    } else if (r < 0 && errno != EINTR) {
+      return errno == EPIPE || errno == ECONNRESET ? io_result::closed : io_result::error;
+    }
+  }
+  return io_result::done;
+}
+
+const char* describe(io_result r) {
+  switch (r) {
+    case io_result::done: return "done";
+    case io_result::timeout: return "timed out";
+    case io_result::closed: return "connection closed";
+    case io_result::error: return "socket error";
+  }
+  return "?";
+}
+
+}  // namespace squall::tcp

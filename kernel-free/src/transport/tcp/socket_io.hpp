@@ -1,0 +1,35 @@
+// Small helpers for the TCP transport's sockets: addresses, options, and reads and writes
+// of a whole buffer against a deadline (the set-up phase; the transport itself is
+// non-blocking).
+#pragma once
+#include <netinet/in.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace squall::tcp {
+
+struct endpoint {
+  std::uint32_t ipv4 = 0;  // host byte order
+  std::uint16_t port = 0;
+};
+std::string to_string(const endpoint& e);
+// Parses a dotted IPv4 address; false if it is not one.
+bool parse_ipv4(const char* text, std::uint32_t& out);
+sockaddr_in to_sockaddr(const endpoint& e);
+endpoint peer_of(int fd);
+
+// Non-blocking, TCP_NODELAY, and keepalive/user timeouts that notice a vanished host
+// within a few seconds even when no data is in flight.
+void configure_connection(int fd);
+void set_nonblocking(int fd);
+
+enum class io_result { done, timeout, closed, error };
+// Reads or writes exactly `len` bytes of a non-blocking socket before `deadline_ns`
+// (CLOCK_MONOTONIC).
+io_result read_full(int fd, void* buf, std::size_t len, std::int64_t deadline_ns);
+io_result write_full(int fd, const void* buf, std::size_t len, std::int64_t deadline_ns);
+const char* describe(io_result r);
+
+}  // namespace squall::tcp

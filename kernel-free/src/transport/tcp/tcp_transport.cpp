@@ -1,0 +1,320 @@
+#include "transport/tcp/tcp_transport.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/futex.hpp"
+#include "common/log.hpp"
+#include "stats/counters.hpp"
+
+namespace squall::tcp {
+namespace {
+
+const int frames_sent = stats::counter_slot("tcp.frames_sent");
+const int frames_received = stats::counter_slot("tcp.frames_received");
+const int bytes_sent = stats::counter_slot("tcp.bytes_sent");
+const int bytes_received = stats::counter_slot("tcp.bytes_received");
+const int writes_deferred = stats::counter_slot("tcp.writes_deferred");
+const int sends_refused = stats::counter_slot("tcp.sends_refused");
+const int io_wakeups = stats::counter_slot("tcp.io_wakeups");
+
+void count(int slot, std::uint64_t n = 1) { stats::counter_at(slot).fetch_add(n, std::memory_order_relaxed); }
+
+struct frame_header {
+  std::uint32_t length;  // bytes after this header
+  std::uint32_t kind;
+};
+constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2;
+
+}  // namespace
+
+struct tcp_transport::connection {
+  int node = -1, fd = -1;
+  // Writing: any thread of the node (under the node lock) and the I/O thread.
+  std::mutex out_mu;
+  std::vector<std::byte> pending;  // framed bytes the kernel has not taken yet, in order
+  std::size_t pending_from = 0;
+  bool want_room = false;          // a sender was refused: wake the node once drained
+  bool watching_out = false;       // EPOLLOUT armed
+  bool failed = false;
+  // Reading: the I/O thread only.
+  std::vector<std::byte> in;
+  std::size_t in_len = 0;
+  // Whole packets read, handed to the node's poll.
+  std::mutex in_mu;
+  std::deque<std::vector<std::byte>> arrived;
+  std::atomic<bool> said_goodbye{false}, ended{false};
+
+  std::size_t unsent() const { return pending.size() - pending_from; }
+};
+
+tcp_transport::tcp_transport(int me, std::vector<int> fds, std::size_t max_packet, listener l, hooks h)
+    : me_(me), max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)) {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || stop_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", std::strerror(errno));
+  const auto n = static_cast<std::uint64_t>(fds.size());
+  auto watch = [&](int fd, std::uint64_t tag) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fatal("epoll_ctl failed: %s", std::strerror(errno));
+  };
+  conns_.resize(fds.size());
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i] < 0) continue;
+    conns_[i] = std::make_unique<connection>();
+    conns_[i]->node = static_cast<int>(i);
+    conns_[i]->fd = fds[i];
+    conns_[i]->in.resize(2 * (max_packet_ + sizeof(frame_header)));
+    watch(fds[i], i);
+  }
+  watch(listener_.fd(), n);
+  watch(stop_fd_, n + 1);
+  io_ = std::thread([this] { io_loop(); });
+}
+
+tcp_transport::~tcp_transport() {
+  if (io_.joinable()) {
+    stopping_.store(true);
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);
+    io_.join();
+  }
+  for (auto& c : conns_) {
+    if (c) ::close(c->fd);
+  }
+  ::close(epoll_fd_);
+  ::close(stop_fd_);
+}
+
+// Called with c.out_mu held. Sends at once when nothing is waiting before it; keeps what
+// the kernel does not take. `write` (if given) fills the body in place.
+bool tcp_transport::append_frame(connection& c, std::uint32_t kind, std::span<const std::byte> head,
+                                 std::span<const std::byte> body, std::size_t body_size,
+                                 const body_writer* write) {
+  if (c.failed) return true;  // the peer is gone and the job is ending: drop
+  if (kind == kind_packet && c.unsent() > 4 * max_packet_) {
+    c.want_room = true;
+    count(sends_refused);
+    return false;
+  }
+  const frame_header h{static_cast<std::uint32_t>(head.size() + body_size), kind};
+  const std::size_t total = sizeof h + head.size() + body_size;
+  count(frames_sent);
+  count(bytes_sent, total);
+  std::size_t sent = 0;
+  if (c.unsent() == 0 && write == nullptr) {
+    iovec iov[3] = {{const_cast<frame_header*>(&h), sizeof h},
+                    {const_cast<std::byte*>(head.data()), head.size()},
+                    {const_cast<std::byte*>(body.data()), body.size()}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = 3;
+    const ssize_t w = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w == static_cast<ssize_t>(total)) return true;
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      c.failed = true;
+      return true;  // the I/O thread reports the loss when it reads the error
+    }
+    sent = w > 0 ? static_cast<std::size_t>(w) : 0;
+  }
+  if (c.unsent() == 0) {
+    c.pending.clear();
+    c.pending_from = 0;
+  }
+  // Keep bytes [sent, total) of the frame.
+  const auto* hb = reinterpret_cast<const std::byte*>(&h);
+  auto keep = [&](const std::byte* p, std::size_t len, std::size_t at) {
+    if (sent >= at + len) return;
+    const std::size_t skip = sent > at ? sent - at : 0;
+    c.pending.insert(c.pending.end(), p + skip, p + len);
+  };
+  keep(hb, sizeof h, 0);
+  keep(head.data(), head.size(), sizeof h);
+  if (write != nullptr) {
+    const std::size_t at = c.pending.size();
+    c.pending.resize(at + body_size);
+    (*write)(c.pending.data() + at);
+  } else {
+    keep(body.data(), body.size(), sizeof h + head.size());
+  }
+  count(writes_deferred);
+  if (!c.watching_out) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT;
+    ev.data.u64 = static_cast<std::uint64_t>(c.node);
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+    c.watching_out = true;
+  }
+  return true;
+}
+
+bool tcp_transport::try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) {
+  connection& c = *conns_[dest];
+  std::lock_guard g(c.out_mu);
+  return append_frame(c, kind_packet, head, body, body.size(), nullptr);
+}
+
+bool tcp_transport::try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                                     body_writer write) {
+  connection& c = *conns_[dest];
+  std::lock_guard g(c.out_mu);
+  return append_frame(c, kind_packet, head, {}, body_size, &write);
+}
+
+std::span<const std::byte> tcp_transport::peek(int src) {
+  connection* c = conns_[src].get();
+  if (c == nullptr) return {};
+  std::lock_guard g(c->in_mu);
+  if (c->arrived.empty()) return {};
+  return c->arrived.front();  // stays put while the I/O thread appends behind it
+}
+
+void tcp_transport::release(int src) {
+  connection& c = *conns_[src];
+  std::lock_guard g(c.in_mu);
+  c.arrived.pop_front();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void tcp_transport::write_pending(connection& c) {
+  bool room = false;
+  {
+    std::lock_guard g(c.out_mu);
+    while (c.unsent() > 0 && !c.failed) {
+      const ssize_t w = ::send(c.fd, c.pending.data() + c.pending_from, c.unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w > 0) {
+        c.pending_from += static_cast<std::size_t>(w);
+      } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        break;
+      } else if (w < 0 && errno != EINTR) {
+        c.failed = true;
+      }
+    }
+    if (c.unsent() == 0 || c.failed) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = static_cast<std::uint64_t>(c.node);
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+      c.watching_out = false;
+    }
+    if (c.want_room && c.unsent() <= 4 * max_packet_) {
+      c.want_room = false;
+      room = true;
+    }
+  }
+  if (room) hooks_.wake();  // a refused sender retries from its progress loop
+}
+
+void tcp_transport::peer_failed(connection& c, const std::string& why) {
+  c.ended.store(true);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  {
+    std::lock_guard g(c.out_mu);
+    c.failed = true;
+  }
+  if (c.said_goodbye.load() || stopping_.load()) return;  // it finished: not a loss
+  hooks_.lost(c.node, "its TCP connection from " + to_string(peer_of(c.fd)) + " " + why);
+}
+
+void tcp_transport::read_available(connection& c) {
+  std::size_t packets = 0;
+  for (;;) {
+    const ssize_t r = ::recv(c.fd, c.in.data() + c.in_len, c.in.size() - c.in_len, MSG_DONTWAIT);
+    if (r == 0) {
+      peer_failed(c, "was closed before the node finished");
+      break;
+    }
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) peer_failed(c, std::string("failed: ") + std::strerror(errno));
+      break;
+    }
+    c.in_len += static_cast<std::size_t>(r);
+    count(bytes_received, static_cast<std::uint64_t>(r));
+    std::size_t at = 0;
+    while (c.in_len - at >= sizeof(frame_header)) {
+      frame_header h;
+      std::memcpy(&h, c.in.data() + at, sizeof h);
+      if (h.length > max_packet_ || (h.kind != kind_packet && h.kind != kind_goodbye)) {
+        fatal("corrupt frame (length %u, kind %u) on the TCP connection from node %d", h.length, h.kind, c.node);
+      }
+      if (c.in_len - at < sizeof h + h.length) break;
+      count(frames_received);
+      if (h.kind == kind_goodbye) {
+        c.said_goodbye.store(true);
+      } else {
+        const std::byte* p = c.in.data() + at + sizeof h;
+        std::lock_guard g(c.in_mu);
+        c.arrived.emplace_back(p, p + h.length);
+        queued_.fetch_add(1, std::memory_order_seq_cst);
+        ++packets;
+      }
+      at += sizeof h + h.length;
+    }
+    std::memmove(c.in.data(), c.in.data() + at, c.in_len - at);
+    c.in_len -= at;
+  }
+  if (packets != 0) hooks_.wake();
+}
+
+void tcp_transport::io_loop() {
+  const auto n = static_cast<std::uint64_t>(conns_.size());
+  epoll_event events[32];
+  while (!stopping_.load()) {
+    const int k = ::epoll_wait(epoll_fd_, events, 32, -1);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      fatal("epoll_wait failed in the TCP transport: %s", std::strerror(errno));
+    }
+    count(io_wakeups);
+    for (int i = 0; i < k; ++i) {
+      const std::uint64_t tag = events[i].data.u64;
+      if (tag == n + 1) return;  // stop
+      if (tag == n) {
+        while (refuse_late_connection(listener_)) {
+        }
+        continue;
+      }
+      connection& c = *conns_[tag];
+      if (c.ended.load()) continue;
+      if (events[i].events & EPOLLOUT) write_pending(c);
+      if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_available(c);
+    }
+  }
+}
+
+void tcp_transport::shutdown(std::int64_t timeout_ns) {
+  for (auto& c : conns_) {
+    if (!c) continue;
+    std::lock_guard g(c->out_mu);
+    append_frame(*c, kind_goodbye, {}, {}, 0, nullptr);
+  }
+  const std::int64_t deadline = now_ns() + timeout_ns;
+  for (auto& c : conns_) {
+    while (c && !c->said_goodbye.load() && !c->ended.load() && now_ns() < deadline) ::usleep(200);
+  }
+  // Our goodbye must have left before we close (the peer may still be reading).
+  for (auto& c : conns_) {
+    while (c && !c->ended.load() && now_ns() < deadline) {
+      {
+        std::lock_guard g(c->out_mu);
+        if (c->unsent() == 0 || c->failed) break;
+      }
+      ::usleep(200);
+    }
+  }
+  stopping_.store(true);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);
+  io_.join();
+}
+
+}  // namespace squall::tcp

@@ -1,0 +1,67 @@
+// TCP transport: one authenticated connection per pair of nodes that do not share a host
+// (mesh.hpp), non-blocking. Packets are framed (length, kind); a sender writes straight to
+// the socket and keeps what the kernel did not take, in order, for the I/O thread to write
+// when the socket has room. The I/O thread (epoll) reads whole frames into a queue per
+// source, and wakes this node (through the doorbell, which costs nothing when a thread of
+// the node is polling). Lost peers: end of stream or a socket error before the peer said
+// goodbye; keepalive and a user timeout notice a vanished host within seconds.
+#pragma once
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/tcp/mesh.hpp"
+#include "transport/transport.hpp"
+
+namespace squall::tcp {
+
+class tcp_transport final : public transport {
+ public:
+  struct hooks {
+    std::function<void()> wake;                                  // wakes this node
+    std::function<void(int node, const std::string& why)> lost;  // ends the job
+  };
+  // fds: a connected socket per TCP peer, -1 for the others (connect_mesh). The listener
+  // stays open to refuse (and count) late connections.
+  tcp_transport(int me, std::vector<int> fds, std::size_t max_packet, listener l, hooks h);
+  ~tcp_transport() override;
+
+  bool try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) override;
+  bool try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                        body_writer write) override;
+  std::span<const std::byte> peek(int src) override;
+  void release(int src) override;
+  bool any_incoming() override { return queued_.load(std::memory_order_seq_cst) != 0; }
+  std::size_t max_packet() const override { return max_packet_; }
+  bool reaches(int node) const { return node < static_cast<int>(conns_.size()) && conns_[node] != nullptr; }
+
+  // Orderly end (at finalize): says goodbye on every connection and waits, at most
+  // timeout_ns, for every peer's goodbye, so that no peer reads a reset before our data.
+  void shutdown(std::int64_t timeout_ns);
+
+ private:
+  struct connection;
+  void io_loop();
+  void read_available(connection& c);
+  void write_pending(connection& c);
+  bool append_frame(connection& c, std::uint32_t kind, std::span<const std::byte> head,
+                    std::span<const std::byte> body, std::size_t body_size, const body_writer* write);
+  void peer_failed(connection& c, const std::string& why);
+
+  int me_;
+  std::size_t max_packet_;
+  listener listener_;
+  hooks hooks_;
+  std::vector<std::unique_ptr<connection>> conns_;  // by node
+  std::atomic<std::size_t> queued_{0};               // packets read and not yet released
+  std::atomic<bool> stopping_{false};
+  int epoll_fd_ = -1, stop_fd_ = -1;
+  std::thread io_;
+};
+
+}  // namespace squall::tcp
