@@ -4,6 +4,9 @@
 
 #include <squall/squall.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace {
 
 class failures_only : public testing::EmptyTestEventListener {
@@ -25,6 +28,12 @@ class failures_only : public testing::EmptyTestEventListener {
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   squall::init(&argc, &argv);
+  // A test under another launcher names the job's size: a bootstrap that fell back to
+  // one-node jobs would otherwise pass every test.
+  if (const char* want = std::getenv("SQUALL_TEST_NODES"); want != nullptr && std::atoi(want) != squall::nodes()) {
+    std::fprintf(stderr, "node %d: the job has %d nodes, expected %s\n", squall::node(), squall::nodes(), want);
+    return 1;
+  }
   if (squall::node() != 0) {
     auto& listeners = testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

@@ -8,6 +8,7 @@
 
 #include "am/engine.hpp"
 #include "runtime/node_lock.hpp"
+#include "bootstrap/pmix_bootstrap.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "transport/tcp/tcp_transport.hpp"
@@ -28,6 +29,8 @@ struct node_runtime {
   int me = 0, n = 1;
   settings config;
   shm::job_area job;
+  std::unique_ptr<boot::pmix_job> pmix;  // started by a PMIx launcher (mpirun) instead of squallrun
+  std::vector<bool> on_this_host;        // by node: reached through shared memory
   std::unique_ptr<shm::shm_transport> shm;  // to the nodes on this host
   std::unique_ptr<tcp::tcp_transport> tcp;  // to the others (none when all share the host)
   std::unique_ptr<squall::transport> routed;  // both, when both are used

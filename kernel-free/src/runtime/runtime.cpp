@@ -1,8 +1,10 @@
-// squall::init / finalize: attach to the job squallrun made (or make a one-node job),
-// read the configuration, start the progress thread.
+// squall::init / finalize: attach to the job squallrun made, or bootstrap through the
+// cluster launcher's PMIx server (mpirun), or make a one-node job; read the configuration,
+// connect the transports, start the progress thread.
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <squall/collectives.hpp>
@@ -42,14 +44,22 @@ settings read_settings(int local_nodes) {
   return s;
 }
 
-shm::job_area attach_job(int& me, int& n) {
+std::size_t ring_bytes_from_env() {
+  const auto ring = env_int("SQUALL_RING_BYTES", 1 << 18, 1 << 16, 1 << 30);
+  if ((ring & (ring - 1)) != 0) fatal("SQUALL_RING_BYTES must be a power of two (got %lld)", static_cast<long long>(ring));
+  return static_cast<std::size_t>(ring);
+}
+
+bool started_by_squallrun() {
   const char* fd_text = std::getenv("SQUALL_JOB_FD");
-  if (fd_text == nullptr || *fd_text == '\0') {
+  return fd_text != nullptr && *fd_text != '\0';
+}
+
+shm::job_area attach_job(int& me, int& n) {
+  if (!started_by_squallrun()) {
     me = 0;
     n = 1;
-    const auto ring = env_int("SQUALL_RING_BYTES", 1 << 18, 1 << 16, 1 << 30);
-    if ((ring & (ring - 1)) != 0) fatal("SQUALL_RING_BYTES must be a power of two (got %lld)", static_cast<long long>(ring));
-    return shm::job_area::single(static_cast<std::size_t>(ring));
+    return shm::job_area::single(ring_bytes_from_env());
   }
   const int fd = static_cast<int>(env_int("SQUALL_JOB_FD", -1, 0, 1 << 20));
   n = static_cast<int>(env_int("SQUALL_NODES", 0, 1, 1 << 16));
@@ -95,9 +105,18 @@ void init(int*, char***) {
     throw usage_error("squall::init called after squall::finalize (the runtime does not restart)");
   }
   auto* nd = new node_runtime;
-  nd->job = attach_job(nd->me, nd->n);
+  if (!started_by_squallrun() && boot::under_pmix()) {
+    nd->pmix = std::make_unique<boot::pmix_job>(ring_bytes_from_env());
+    nd->me = nd->pmix->me();
+    nd->n = nd->pmix->nodes();
+    nd->job = nd->pmix->take_job_area();
+    nd->on_this_host = nd->pmix->on_this_host();
+  } else {
+    nd->job = attach_job(nd->me, nd->n);
+    nd->on_this_host.assign(static_cast<std::size_t>(nd->n), true);
+  }
   set_log_node(nd->n > 1 ? nd->me : -1);
-  nd->config = read_settings(nd->n);
+  nd->config = read_settings(static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true)));
   setup_transports(*nd);
   nd->engine = std::make_unique<am::engine>(*nd->transport, nd->me, nd->n);
   nd->engine->set_aggregation(nd->config.aggregation);

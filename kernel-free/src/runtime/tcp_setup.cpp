@@ -1,9 +1,11 @@
-// Which transport carries each pair of nodes. By default every node of a squallrun job
-// shares the host and its shared memory. SQUALL_TRANSPORT=tcp makes every pair talk over
-// TCP instead (one host can then exercise and measure the TCP transport): each node
-// listens on SQUALL_TCP_ADDR (default 127.0.0.1), port SQUALL_TCP_PORT + node (default: any
-// free port), publishes its endpoint in the job area, and connects to the others,
-// proving the job's secret (SQUALL_JOB_SECRET, made by squallrun).
+// Which transport carries each pair of nodes: shared memory between nodes on one host, TCP
+// between hosts (a job started by a cluster launcher may span several). SQUALL_TRANSPORT=tcp
+// makes every pair talk over TCP instead, so that one host can exercise and measure it.
+// Each node with TCP peers listens on SQUALL_TCP_ADDR (default: 127.0.0.1 when all nodes
+// share the host, else the first non-loopback IPv4 interface), port SQUALL_TCP_PORT + node
+// (default: any free port); publishes its endpoint (in the job area under squallrun,
+// through PMIx under a cluster launcher), and connects to its peers, proving the job's
+// secret (made by squallrun, or by node 0 and handed over by the launcher).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,11 +29,14 @@ bool tcp_requested() {
   fatal("SQUALL_TRANSPORT must be 'shm' or 'tcp' (got '%s')", v);
 }
 
-tcp::endpoint listen_endpoint(int me) {
+tcp::endpoint listen_endpoint(int me, bool other_hosts) {
   tcp::endpoint e;
   const char* addr = std::getenv("SQUALL_TCP_ADDR");
-  if (addr == nullptr || *addr == '\0') addr = "127.0.0.1";
-  if (!tcp::parse_ipv4(addr, e.ipv4)) fatal("SQUALL_TCP_ADDR must be an IPv4 address (got '%s')", addr);
+  if (addr == nullptr || *addr == '\0') {
+    e.ipv4 = other_hosts ? tcp::first_interface_address() : 0x7f000001;
+  } else if (!tcp::parse_ipv4(addr, e.ipv4)) {
+    fatal("SQUALL_TCP_ADDR must be an IPv4 address (got '%s')", addr);
+  }
   const auto base = env_int("SQUALL_TCP_PORT", 0, 0, 65535);
   if (base != 0 && base + me > 65535) fatal("SQUALL_TCP_PORT=%lld leaves no port for node %d", static_cast<long long>(base), me);
   e.port = static_cast<std::uint16_t>(base == 0 ? 0 : base + me);
@@ -58,16 +63,27 @@ std::vector<tcp::endpoint> published_endpoints(const node_runtime& nd, std::int6
 void setup_transports(node_runtime& nd) {
   nd.shm = std::make_unique<shm::shm_transport>(nd.job, nd.me);
   nd.transport = nd.shm.get();
-  if (!tcp_requested() || nd.n == 1) return;
+  const bool forced = tcp_requested();
+  std::vector<bool> far(static_cast<std::size_t>(nd.n));
+  bool other_hosts = false, any_far = false;
+  for (int i = 0; i < nd.n; ++i) {
+    other_hosts = other_hosts || !nd.on_this_host[i];
+    far[i] = i != nd.me && (forced || !nd.on_this_host[i]);  // a node's own messages stay in its ring
+    any_far = any_far || far[i];
+  }
+  if (!any_far) return;
   const std::int64_t timeout_ns = env_int("SQUALL_TCP_TIMEOUT", 30, 1, 3600) * 1'000'000'000;
   const std::int64_t deadline = now_ns() + timeout_ns;
-  const tcp::job_secret secret = tcp::secret_from_env();
-  tcp::listener l(listen_endpoint(nd.me));
-  nd.control().tcp_ipv4.store(l.where().ipv4);
-  nd.control().tcp_port.store(l.where().port, std::memory_order_release);
-  const auto endpoints = published_endpoints(nd, deadline);
-  std::vector<bool> far(static_cast<std::size_t>(nd.n), true);
-  far[nd.me] = false;  // a node's messages to itself stay in its own ring
+  const tcp::job_secret secret = nd.pmix ? nd.pmix->agree_on_secret() : tcp::secret_from_env();
+  tcp::listener l(listen_endpoint(nd.me, other_hosts));
+  std::vector<tcp::endpoint> endpoints;
+  if (nd.pmix) {
+    endpoints = nd.pmix->exchange_endpoints(l.where());
+  } else {
+    nd.control().tcp_ipv4.store(l.where().ipv4);
+    nd.control().tcp_port.store(l.where().port, std::memory_order_release);
+    endpoints = published_endpoints(nd, deadline);
+  }
   auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, deadline - now_ns());
   node_runtime* self = &nd;
   tcp::tcp_transport::hooks hooks{
@@ -81,6 +97,7 @@ void setup_transports(node_runtime& nd) {
 
 void close_transports(node_runtime& nd) {
   if (nd.tcp) nd.tcp->shutdown(5'000'000'000);
+  if (nd.pmix) nd.pmix->finalize();
 }
 
 }  // namespace squall::rt

@@ -47,6 +47,11 @@ void* job_area::ring(int src, int dst) const {
 job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out) {
   const int fd = memfd_create("squall-job", 0);
   if (fd < 0) fatal("memfd_create for the job's shared memory failed: %s", std::strerror(errno));
+  *fd_out = fd;
+  return create_in(fd, nodes, ring_bytes);
+}
+
+job_area job_area::create_in(int fd, int nodes, std::size_t ring_bytes) {
   job_area a;
   a.size_ = bytes_for(nodes, ring_bytes);
   if (ftruncate(fd, static_cast<off_t>(a.size_)) != 0) {
@@ -55,7 +60,6 @@ job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out) {
   a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
   init_header(a.base_, nodes, ring_bytes);
-  *fd_out = fd;
   return a;
 }
 

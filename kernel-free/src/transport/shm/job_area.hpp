@@ -41,6 +41,8 @@ class job_area {
 
   // Creates a job in a new memfd (the launcher); the fd is left open and inheritable.
   static job_area create(int nodes, std::size_t ring_bytes, int* fd_out);
+  // The same in a file the caller opened (the bootstrap under a cluster launcher).
+  static job_area create_in(int fd, int nodes, std::size_t ring_bytes);
   // Maps the job a launcher created (a node).
   static job_area attach(int fd);
   // A one-node job in private memory (a program started without the launcher).

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -35,6 +37,20 @@ sockaddr_in to_sockaddr(const endpoint& e) {
   sa.sin_port = htons(e.port);
   sa.sin_addr.s_addr = htonl(e.ipv4);
   return sa;
+}
+
+std::uint32_t first_interface_address() {
+  ifaddrs* list = nullptr;
+  std::uint32_t found = 0x7f000001;
+  if (getifaddrs(&list) != 0) return found;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    found = ntohl(reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr);
+    break;
+  }
+  freeifaddrs(list);
+  return found;
 }
 
 endpoint peer_of(int fd) {

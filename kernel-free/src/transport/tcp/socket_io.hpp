@@ -18,6 +18,8 @@ std::string to_string(const endpoint& e);
 // Parses a dotted IPv4 address; false if it is not one.
 bool parse_ipv4(const char* text, std::uint32_t& out);
 sockaddr_in to_sockaddr(const endpoint& e);
+// The first IPv4 address of an interface that is up and not loopback (127.0.0.1 if none).
+std::uint32_t first_interface_address();
 endpoint peer_of(int fd);
 
 // Non-blocking, TCP_NODELAY, and keepalive/user timeouts that notice a vanished host

@@ -1,0 +1,148 @@
+#include "bootstrap/pmix_bootstrap.hpp"
+
+#include <fcntl.h>
+#include <pmix.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "common/log.hpp"
+
+namespace squall::boot {
+namespace {
+
+void check(pmix_status_t rc, const char* what) {
+  if (rc != PMIX_SUCCESS) fatal("PMIx %s failed: %s (is this a PMIx launcher such as mpirun?)", what, PMIx_Error_string(rc));
+}
+
+// "0,1,2" -> those node ids.
+std::vector<int> parse_peers(const char* text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
+
+std::string shm_name(const std::string& nspace) {
+  std::string name = "/squall-";
+  for (char c : nspace) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_');
+  return name;
+}
+
+}  // namespace
+
+bool under_pmix() {
+  const char* rank = std::getenv("PMIX_RANK");
+  const char* ns = std::getenv("PMIX_NAMESPACE");
+  return rank != nullptr && *rank != '\0' && ns != nullptr && *ns != '\0';
+}
+
+pmix_job::pmix_job(std::size_t ring_bytes) {
+  pmix_proc_t self;
+  check(PMIx_Init(&self, nullptr, 0), "initialisation");
+  me_ = static_cast<int>(self.rank);
+  nspace_ = self.nspace;
+  pmix_proc_t job;
+  PMIX_LOAD_PROCID(&job, self.nspace, PMIX_RANK_WILDCARD);
+  pmix_value_t* v = nullptr;
+  check(PMIx_Get(&job, PMIX_JOB_SIZE, nullptr, 0, &v), "query of the job size");
+  n_ = static_cast<int>(v->data.uint32);
+  PMIX_VALUE_RELEASE(v);
+  check(PMIx_Get(&job, PMIX_LOCAL_PEERS, nullptr, 0, &v), "query of the nodes on this host");
+  const std::vector<int> peers = parse_peers(v->data.string);
+  PMIX_VALUE_RELEASE(v);
+  local_.assign(static_cast<std::size_t>(n_), false);
+  int leader = me_;
+  for (int p : peers) {
+    if (p < 0 || p >= n_) fatal("PMIx listed node %d on this host, outside the job's %d nodes", p, n_);
+    local_[p] = true;
+    leader = std::min(leader, p);
+  }
+  local_[me_] = true;
+
+  // The host's first node makes the job area; the others map it after the fence; the name
+  // goes once everyone holds it, so nothing is left in /dev/shm after the job.
+  const std::string name = shm_name(nspace_);
+  if (me_ == leader) {
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) fatal("cannot create the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+    job_ = shm::job_area::create_in(fd, n_, ring_bytes);
+    ::close(fd);
+  }
+  fence();
+  if (me_ != leader) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) fatal("cannot open the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+    job_ = shm::job_area::attach(fd);
+  }
+  fence();
+  if (me_ == leader) ::shm_unlink(name.c_str());
+}
+
+void pmix_job::finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  PMIx_Finalize(nullptr, 0);
+}
+
+void pmix_job::fence() {
+  pmix_info_t info;
+  bool collect = true;
+  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  check(PMIx_Fence(nullptr, 0, &info, 1), "fence");
+  PMIX_INFO_DESTRUCT(&info);
+}
+
+std::string pmix_job::get_string(int node, const char* key) {
+  pmix_proc_t p;
+  PMIX_LOAD_PROCID(&p, nspace_.c_str(), static_cast<pmix_rank_t>(node));
+  pmix_value_t* v = nullptr;
+  const pmix_status_t rc = PMIx_Get(&p, key, nullptr, 0, &v);
+  if (rc != PMIX_SUCCESS || v->type != PMIX_STRING) {
+    fatal("node %d did not publish %s through PMIx: %s", node, key, PMIx_Error_string(rc));
+  }
+  std::string s = v->data.string;
+  PMIX_VALUE_RELEASE(v);
+  return s;
+}
+
+tcp::job_secret pmix_job::agree_on_secret() {
+  std::string hex;
+  if (me_ == 0) {
+    hex = tcp::to_hex(tcp::make_secret());
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, hex.c_str(), PMIX_STRING);
+    check(PMIx_Put(PMIX_GLOBAL, "squall.secret", &v), "put");
+    PMIX_VALUE_DESTRUCT(&v);
+  }
+  check(PMIx_Commit(), "commit");
+  fence();
+  if (me_ != 0) hex = get_string(0, "squall.secret");
+  ::setenv("SQUALL_JOB_SECRET", hex.c_str(), 1);  // one reader of the secret: secret_from_env
+  return tcp::secret_from_env();
+}
+
+std::vector<tcp::endpoint> pmix_job::exchange_endpoints(const tcp::endpoint& mine) {
+  const std::string text = std::to_string(mine.ipv4) + ":" + std::to_string(mine.port);
+  pmix_value_t v;
+  PMIX_VALUE_LOAD(&v, text.c_str(), PMIX_STRING);
+  check(PMIx_Put(PMIX_GLOBAL, "squall.tcp", &v), "put");
+  PMIX_VALUE_DESTRUCT(&v);
+  check(PMIx_Commit(), "commit");
+  fence();
+  std::vector<tcp::endpoint> out(static_cast<std::size_t>(n_));
+  for (int i = 0; i < n_; ++i) {
+    const std::string s = get_string(i, "squall.tcp");
+    const auto colon = s.find(':');
+    out[i].ipv4 = static_cast<std::uint32_t>(std::strtoul(s.c_str(), nullptr, 10));
+    out[i].port = static_cast<std::uint16_t>(std::strtoul(s.c_str() + colon + 1, nullptr, 10));
+  }
+  return out;
+}
+
+}  // namespace squall::boot
