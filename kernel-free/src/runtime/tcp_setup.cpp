@@ -88,7 +88,8 @@ void setup_transports(node_runtime& nd) {
   node_runtime* self = &nd;
   tcp::tcp_transport::hooks hooks{
       [self] { self->shm->ring_doorbell(self->me); },
-      [self](int node, const std::string& why) { self->job.abort(node, why.c_str()); }};
+      [self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
+      &nd.control().awake};
   nd.tcp = std::make_unique<tcp::tcp_transport>(nd.me, std::move(fds), nd.shm->max_packet(), std::move(l),
                                                 std::move(hooks));
   nd.routed = std::make_unique<routed_transport>(*nd.shm, *nd.tcp, std::move(far));

@@ -43,6 +43,7 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
   const std::uint32_t seen = ctl.doorbell.load(std::memory_order_seq_cst);
   ctl.sleepers.fetch_add(1, std::memory_order_seq_cst);
   ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
+  nd.transport->node_sleeps();
   if (!ready() && !nd.stopping.load()) {
     if (nd.engine->has_unsent()) timeout_ns = std::min(timeout_ns, unsent_timeout_ns);
     futex_wait(&ctl.doorbell, seen, timeout_ns);

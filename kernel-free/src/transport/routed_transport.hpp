@@ -25,6 +25,10 @@ class routed_transport final : public transport {
   std::span<const std::byte> peek(int src) override { return to(src).peek(src); }
   void release(int src) override { to(src).release(src); }
   bool any_incoming() override { return local_.any_incoming() || remote_.any_incoming(); }
+  void node_sleeps() override {
+    local_.node_sleeps();
+    remote_.node_sleeps();
+  }
   std::size_t max_packet() const override { return std::min(local_.max_packet(), remote_.max_packet()); }
 
  private:

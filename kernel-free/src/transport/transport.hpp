@@ -31,6 +31,9 @@ class transport {
   virtual void release(int src) = 0;
   virtual bool any_incoming() = 0;
   virtual std::size_t max_packet() const = 0;
+  // Called by a thread of this node before it sleeps until a doorbell (the transport may
+  // have to watch for arrivals itself meanwhile).
+  virtual void node_sleeps() {}
 };
 
 }  // namespace squall

@@ -42,8 +42,10 @@ struct tcp_transport::connection {
   std::size_t pending_from = 0;
   bool want_room = false;          // a sender was refused: wake the node once drained
   bool watching_out = false;       // EPOLLOUT armed
+  std::atomic<bool> watching_out_hint{false};  // the same, readable without out_mu
   bool failed = false;
-  // Reading: the I/O thread only.
+  // Reading: the I/O thread, or a thread of the node polling while it waits (read_mu).
+  std::mutex read_mu;
   std::vector<std::byte> in;
   std::size_t in_len = 0;
   // Whole packets read, handed to the node's poll.
@@ -85,6 +87,8 @@ tcp_transport::~tcp_transport() {
     stopping_.store(true);
     const std::uint64_t one = 1;
     [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);
+    io_bell_.fetch_add(1);
+    futex_wake_all(&io_bell_);
     io_.join();
   }
   for (auto& c : conns_) {
@@ -152,6 +156,7 @@ bool tcp_transport::append_frame(connection& c, std::uint32_t kind, std::span<co
     ev.data.u64 = static_cast<std::uint64_t>(c.node);
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
     c.watching_out = true;
+    c.watching_out_hint.store(true, std::memory_order_relaxed);
   }
   return true;
 }
@@ -204,6 +209,7 @@ void tcp_transport::write_pending(connection& c) {
       ev.data.u64 = static_cast<std::uint64_t>(c.node);
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
       c.watching_out = false;
+      c.watching_out_hint.store(false, std::memory_order_relaxed);
     }
     if (c.want_room && c.unsent() <= 4 * max_packet_) {
       c.want_room = false;
@@ -214,7 +220,7 @@ void tcp_transport::write_pending(connection& c) {
 }
 
 void tcp_transport::peer_failed(connection& c, const std::string& why) {
-  c.ended.store(true);
+  if (c.ended.exchange(true)) return;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   {
     std::lock_guard g(c.out_mu);
@@ -225,7 +231,29 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
 }
 
 void tcp_transport::read_available(connection& c) {
+  std::size_t packets;
+  {
+    std::lock_guard g(c.read_mu);
+    packets = drain_socket(c);
+  }
+  if (packets != 0) hooks_.wake();
+}
+
+bool tcp_transport::poll_sockets() {
+  bool any = false;
+  for (auto& c : conns_) {
+    if (!c || c->ended.load(std::memory_order_relaxed)) continue;
+    if (c->watching_out_hint.load(std::memory_order_relaxed)) write_pending(*c);  // the I/O thread may be parked
+    if (!c->read_mu.try_lock()) continue;
+    any = drain_socket(*c) != 0 || any;
+    c->read_mu.unlock();
+  }
+  return any;
+}
+
+std::size_t tcp_transport::drain_socket(connection& c) {
   std::size_t packets = 0;
+  if (c.ended.load()) return 0;
   for (;;) {
     const ssize_t r = ::recv(c.fd, c.in.data() + c.in_len, c.in.size() - c.in_len, MSG_DONTWAIT);
     if (r == 0) {
@@ -262,18 +290,39 @@ void tcp_transport::read_available(connection& c) {
     std::memmove(c.in.data(), c.in.data() + at, c.in_len - at);
     c.in_len -= at;
   }
-  if (packets != 0) hooks_.wake();
+  return packets;
+}
+
+void tcp_transport::node_sleeps() {
+  if (!io_parked_.load(std::memory_order_seq_cst)) return;
+  io_bell_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(&io_bell_);
 }
 
 void tcp_transport::io_loop() {
   const auto n = static_cast<std::uint64_t>(conns_.size());
+  // A thread going to sleep hands the sockets over (node_sleeps); these bound what a missed
+  // hand-over costs (a wait left without sleeping, with no progress thread to sleep next).
+  constexpr std::int64_t parked_ns = 10'000'000;
+  constexpr int epoll_ms = 100;
   epoll_event events[32];
   while (!stopping_.load()) {
-    const int k = ::epoll_wait(epoll_fd_, events, 32, -1);
+    if (hooks_.polling->load(std::memory_order_seq_cst) != 0) {
+      // Dekker with node_sleeps(): park, then look again at who polls.
+      const std::uint32_t seen = io_bell_.load(std::memory_order_seq_cst);
+      io_parked_.store(true, std::memory_order_seq_cst);
+      if (hooks_.polling->load(std::memory_order_seq_cst) != 0 && !stopping_.load()) {
+        futex_wait(&io_bell_, seen, parked_ns);
+      }
+      io_parked_.store(false, std::memory_order_relaxed);
+      continue;
+    }
+    const int k = ::epoll_wait(epoll_fd_, events, 32, epoll_ms);
     if (k < 0) {
       if (errno == EINTR) continue;
       fatal("epoll_wait failed in the TCP transport: %s", std::strerror(errno));
     }
+    if (k == 0) continue;
     count(io_wakeups);
     for (int i = 0; i < k; ++i) {
       const std::uint64_t tag = events[i].data.u64;
@@ -314,6 +363,8 @@ void tcp_transport::shutdown(std::int64_t timeout_ns) {
   stopping_.store(true);
   const std::uint64_t one = 1;
   [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);
+  io_bell_.fetch_add(1);
+  futex_wake_all(&io_bell_);
   io_.join();
 }
 

@@ -3,7 +3,8 @@
 // the socket and keeps what the kernel did not take, in order, for the I/O thread to write
 // when the socket has room. The I/O thread (epoll) reads whole frames into a queue per
 // source, and wakes this node (through the doorbell, which costs nothing when a thread of
-// the node is polling). Lost peers: end of stream or a socket error before the peer said
+// the node is polling). A thread that spins in a wait reads the sockets itself, and the
+// I/O thread then stays out of epoll_wait: on this VM a wake-up costs more than the hop. Lost peers: end of stream or a socket error before the peer said
 // goodbye; keepalive and a user timeout notice a vanished host within seconds.
 #pragma once
 #include <atomic>
@@ -25,6 +26,7 @@ class tcp_transport final : public transport {
   struct hooks {
     std::function<void()> wake;                                  // wakes this node
     std::function<void(int node, const std::string& why)> lost;  // ends the job
+    const std::atomic<std::uint32_t>* polling;                   // threads of this node polling
   };
   // fds: a connected socket per TCP peer, -1 for the others (connect_mesh). The listener
   // stays open to refuse (and count) late connections.
@@ -36,8 +38,14 @@ class tcp_transport final : public transport {
                         body_writer write) override;
   std::span<const std::byte> peek(int src) override;
   void release(int src) override;
-  bool any_incoming() override { return queued_.load(std::memory_order_seq_cst) != 0; }
+  // Also reads the sockets (without waiting for the I/O thread), so that a thread spinning
+  // in a wait receives without a thread wake-up on the way, as a polling MPI does.
+  bool any_incoming() override {
+    return queued_.load(std::memory_order_seq_cst) != 0 || poll_sockets();
+  }
   std::size_t max_packet() const override { return max_packet_; }
+  // A thread of the node is about to sleep: the I/O thread must watch the sockets now.
+  void node_sleeps() override;
   bool reaches(int node) const { return node < static_cast<int>(conns_.size()) && conns_[node] != nullptr; }
 
   // Orderly end (at finalize): says goodbye on every connection and waits, at most
@@ -47,7 +55,9 @@ class tcp_transport final : public transport {
  private:
   struct connection;
   void io_loop();
-  void read_available(connection& c);
+  void read_available(connection& c);           // the I/O thread
+  bool poll_sockets();                          // a polling thread of the node
+  std::size_t drain_socket(connection& c);      // with c.read_mu held; returns packets queued
   void write_pending(connection& c);
   bool append_frame(connection& c, std::uint32_t kind, std::span<const std::byte> head,
                     std::span<const std::byte> body, std::size_t body_size, const body_writer* write);
@@ -60,6 +70,10 @@ class tcp_transport final : public transport {
   std::vector<std::unique_ptr<connection>> conns_;  // by node
   std::atomic<std::size_t> queued_{0};               // packets read and not yet released
   std::atomic<bool> stopping_{false};
+  // The I/O thread stays out of epoll_wait while a thread of the node polls (that thread
+  // reads the sockets), so that arriving data wakes no one; it parks on this word.
+  std::atomic<std::uint32_t> io_bell_{0};
+  std::atomic<bool> io_parked_{false};
   int epoll_fd_ = -1, stop_fd_ = -1;
   std::thread io_;
 };
