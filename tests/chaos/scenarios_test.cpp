@@ -2,6 +2,8 @@
 // runs chaos_scenarios under squallrun and reads what it prints.
 #include <gtest/gtest.h>
 
+#include "run_command.hpp"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -9,23 +11,7 @@
 
 namespace {
 
-struct outcome {
-  int status = -1;  // exit status, or -1 if killed by a signal
-  std::string output;
-};
-
-// Runs a command with a hard time limit, capturing stdout and stderr together.
-outcome run(const std::string& command, int limit_s = 60) {
-  outcome o;
-  const std::string full = "timeout -s KILL " + std::to_string(limit_s) + " " + command + " 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.output.append(buf, n);
-  const int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+using squall::test::run;
 
 std::string job(int nodes, const std::string& scenario) {
   return std::string(SQUALLRUN_PATH) + " -n " + std::to_string(nodes) + " " + SCENARIOS_PATH + " " + scenario;

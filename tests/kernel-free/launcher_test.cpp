@@ -3,6 +3,8 @@
 // end with a message naming the cause.
 #include <gtest/gtest.h>
 
+#include "run_command.hpp"
+
 #include <sys/wait.h>
 
 #include <chrono>
@@ -11,35 +13,11 @@
 
 namespace {
 
-struct outcome {
-  int status = -1;  // exit status, or -1 if killed by a signal
-  std::string output;
-  double seconds = 0;
-};
-
-// Runs a shell command with a hard time limit, capturing stdout and stderr together.
-outcome run(const std::string& command, int limit_s = 30) {
-  outcome o;
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::string full = "timeout -s KILL " + std::to_string(limit_s) + " env " + command + " 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.output.append(buf, n);
-  const int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return o;
-}
+using squall::test::count_of;
+using squall::test::run;
 
 const std::string squallrun = SQUALLRUN_PATH;
 const std::string scenarios = SCENARIOS_PATH;
-
-int count_of(const std::string& text, const std::string& what) {
-  int c = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++c;
-  return c;
-}
 
 TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
   const auto o = run(squallrun + " -n 4 " + scenarios + " kill-node 2");
