@@ -9,7 +9,14 @@ namespace squall::shm {
 namespace {
 const int doorbells_rung = stats::counter_slot("shm.doorbells_rung");
 const int futex_wakes = stats::counter_slot("shm.futex_wakes");
-const int ring_full = stats::counter_slot("shm.ring_full");
+const int ring_full = stats::counter_slot("shm.ring_full_retries");  // sends refused for want of room
+const int packets_sent = stats::counter_slot("shm.packets_sent");
+const int bytes_sent = stats::counter_slot("shm.bytes_sent");
+
+void count_sent(std::size_t bytes) {
+  stats::bump(stats::counter_at(packets_sent));
+  stats::bump(stats::counter_at(bytes_sent), bytes);
+}
 }  // namespace
 
 shm_transport::shm_transport(const job_area& job, int me) : job_(job), me_(me) {
@@ -26,6 +33,7 @@ bool shm_transport::try_send(int dest, std::span<const std::byte> head,
     stats::bump(stats::counter_at(ring_full));
     return false;
   }
+  count_sent(head.size() + body.size());
   ring_doorbell(dest);
   return true;
 }
@@ -40,6 +48,7 @@ bool shm_transport::try_send_written(int dest, std::span<const std::byte> head, 
   std::memcpy(out, head.data(), head.size());
   write(out + head.size());
   out_[dest].commit();
+  count_sent(head.size() + body_size);
   ring_doorbell(dest);
   return true;
 }

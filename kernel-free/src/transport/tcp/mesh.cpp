@@ -38,7 +38,9 @@ int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, st
       continue;
     }
     configure_connection(fd);
-    if (connect_handshake(fd, me, peer, secret, std::min(deadline, now_ns() + handshake_ns), why)) return fd;
+    // The whole set-up time, not handshake_ns: the peer answers only once it has made its
+    // own connections downwards, which on a staggered start takes a while.
+    if (connect_handshake(fd, me, peer, secret, deadline, why)) return fd;
     ::close(fd);
     fatal("connecting to node %d at %s: %s", peer, to_string(e).c_str(), why.c_str());
   }

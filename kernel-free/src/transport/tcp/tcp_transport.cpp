@@ -23,6 +23,7 @@ const int bytes_received = stats::counter_slot("tcp.bytes_received");
 const int writes_deferred = stats::counter_slot("tcp.writes_deferred");
 const int sends_refused = stats::counter_slot("tcp.sends_refused");
 const int io_wakeups = stats::counter_slot("tcp.io_wakeups");
+const int connections = stats::counter_slot("tcp.connections");  // peers reached over TCP
 
 void count(int slot, std::uint64_t n = 1) { stats::counter_at(slot).fetch_add(n, std::memory_order_relaxed); }
 
@@ -36,6 +37,7 @@ constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2;
 
 struct tcp_transport::connection {
   int node = -1, fd = -1;
+  endpoint peer;  // kept for the loss report: a dead socket no longer knows it
   // Writing: any thread of the node (under the node lock) and the I/O thread.
   std::mutex out_mu;
   std::vector<std::byte> pending;  // framed bytes the kernel has not taken yet, in order
@@ -74,6 +76,8 @@ tcp_transport::tcp_transport(int me, std::vector<int> fds, std::size_t max_packe
     conns_[i] = std::make_unique<connection>();
     conns_[i]->node = static_cast<int>(i);
     conns_[i]->fd = fds[i];
+    conns_[i]->peer = peer_of(fds[i]);
+    count(connections);
     conns_[i]->in.resize(2 * (max_packet_ + sizeof(frame_header)));
     watch(fds[i], i);
   }
@@ -227,7 +231,7 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
     c.failed = true;
   }
   if (c.said_goodbye.load() || stopping_.load()) return;  // it finished: not a loss
-  hooks_.lost(c.node, "its TCP connection from " + to_string(peer_of(c.fd)) + " " + why);
+  hooks_.lost(c.node, "its TCP connection from " + to_string(c.peer) + " " + why);
 }
 
 void tcp_transport::read_available(connection& c) {
