@@ -1,6 +1,8 @@
 // squallrun: starts N nodes of a program on this host, connected by shared memory, and
 // watches them: when a node dies or exits without finalize, every other node is told
 // (they print which node was lost and exit), and survivors are killed after a grace period.
+// With --hosts the same command on each of several hosts makes one job of them all: the
+// nodes of a host share memory, hosts talk over TCP (bootstrap/host_list.hpp).
 #include <signal.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "bootstrap/host_list.hpp"
 #include "common/futex.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/tcp/secret.hpp"
@@ -36,6 +40,14 @@ void usage(FILE* out) {
                "                         (SQUALL_RING_BYTES, 65536..1073741824, default 262144)\n"
                "  --grace S              seconds the other nodes get to exit after a node is\n"
                "                         lost before they are killed (SQUALL_GRACE, default 3)\n"
+               "  --hosts A,B,...        one job over several hosts (SQUALL_HOSTS): run the same\n"
+               "                         command on each host listed (IPv4 addresses); each runs\n"
+               "                         N nodes, host k nodes k*N..k*N+N-1; node i listens on its\n"
+               "                         host's address, port SQUALL_TCP_PORT+i (default 41000+i);\n"
+               "                         every host needs the same SQUALL_JOB_SECRET\n"
+               "  --host-index K         which listed host this is (SQUALL_HOST_INDEX; found from\n"
+               "                         this machine's addresses when unset)\n"
+               "  --make-secret          print a fresh job secret for SQUALL_JOB_SECRET and exit\n"
                "  -h, --help             this text\n");
 }
 
@@ -64,16 +76,43 @@ std::int64_t int_env(const char* name, std::int64_t fallback, std::int64_t min, 
 }
 
 struct options {
-  int nodes = 0;
+  int nodes = 0;     // on this host
+  int job_nodes = 0;  // on every host
+  int first_node = 0;  // this host's first
   std::int64_t ring_bytes = 0;
   std::int64_t grace_s = 0;
   char** program = nullptr;
 };
 
+// --hosts: which host this is, and the job's size; the nodes learn the layout from the
+// environment (host_layout_from_env).
+void spread_over_hosts(options& o, const std::string& hosts, std::int64_t index) {
+  std::string error;
+  const auto list = squall::boot::parse_host_list(hosts, error);
+  if (!list) die("--hosts must list IPv4 addresses separated by commas: %s", error.c_str());
+  const auto count = static_cast<std::int64_t>(list->size());
+  if (index < 0) {
+    index = squall::boot::find_this_host(*list);
+    if (index == -1) die("none of the --hosts addresses (%s) belongs to this machine; give --host-index", hosts.c_str());
+    if (index == -2) die("several --hosts addresses (%s) belong to this machine; give --host-index", hosts.c_str());
+  } else if (index >= count) {
+    die("--host-index must be below the number of hosts listed (%s)", hosts.c_str());
+  }
+  if (count * o.nodes > 1 << 16) die("--hosts times -n makes more than 65536 nodes");
+  o.job_nodes = static_cast<int>(count * o.nodes);
+  o.first_node = static_cast<int>(index) * o.nodes;
+  setenv("SQUALL_HOSTS", hosts.c_str(), 1);
+  setenv("SQUALL_HOST_INDEX", std::to_string(index).c_str(), 1);
+  setenv("SQUALL_NODES_PER_HOST", std::to_string(o.nodes).c_str(), 1);
+}
+
 options parse(int argc, char** argv) {
   options o;
   o.ring_bytes = int_env("SQUALL_RING_BYTES", 1 << 18, 1 << 16, 1 << 30);
   o.grace_s = int_env("SQUALL_GRACE", 3, 0, 3600);
+  const char* hosts_env = std::getenv("SQUALL_HOSTS");
+  std::string hosts = hosts_env != nullptr ? hosts_env : "";
+  std::int64_t host_index = int_env("SQUALL_HOST_INDEX", -1, 0, 1 << 16);
   int i = 1;
   for (; i < argc; ++i) {
     const std::string a = argv[i];
@@ -96,6 +135,16 @@ options parse(int argc, char** argv) {
     } else if (a == "--grace") {
       o.grace_s = int_flag(a, next, 0, 3600);
       ++i;
+    } else if (a == "--hosts") {
+      if (next == nullptr) die("--hosts needs a list of IPv4 addresses");
+      hosts = next;
+      ++i;
+    } else if (a == "--host-index") {
+      host_index = int_flag(a, next, 0, 1 << 16);
+      ++i;
+    } else if (a == "--make-secret") {
+      std::printf("%s\n", squall::tcp::to_hex(squall::tcp::make_secret()).c_str());
+      std::exit(0);
     } else if (a == "--stats") {
       setenv("SQUALL_STATS", "1", 1);
     } else if (a == "--transport") {
@@ -122,7 +171,14 @@ options parse(int argc, char** argv) {
   if ((o.ring_bytes & (o.ring_bytes - 1)) != 0) die("the ring size must be a power of two");
   // The job's secret, which every TCP connection must prove (a user's own is kept).
   const char* secret = std::getenv("SQUALL_JOB_SECRET");
-  if (secret == nullptr || *secret == '\0') {
+  const bool have_secret = secret != nullptr && *secret != '\0';
+  o.job_nodes = o.nodes;
+  if (!hosts.empty()) {
+    if (!have_secret) {
+      die("--hosts needs the same SQUALL_JOB_SECRET on every host (make one with squallrun --make-secret)");
+    }
+    spread_over_hosts(o, hosts, host_index);
+  } else if (!have_secret) {
     setenv("SQUALL_JOB_SECRET", squall::tcp::to_hex(squall::tcp::make_secret()).c_str(), 1);
   }
   o.program = argv + i;
@@ -143,7 +199,7 @@ void forward_signal(int sig) {
   // Every node of one binary gets the same address-space layout (shared globals need it).
   personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
   setenv("SQUALL_NODE", std::to_string(node).c_str(), 1);
-  setenv("SQUALL_NODES", std::to_string(o.nodes).c_str(), 1);
+  setenv("SQUALL_NODES", std::to_string(o.job_nodes).c_str(), 1);
   setenv("SQUALL_JOB_FD", std::to_string(job_fd).c_str(), 1);
   if (node != 0) {  // standard input goes to node 0 only
     const int null_fd = open("/dev/null", O_RDONLY);
@@ -174,7 +230,8 @@ int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
   int job_fd = -1;
-  const auto job = squall::shm::job_area::create(o.nodes, static_cast<std::size_t>(o.ring_bytes), &job_fd);
+  // With --hosts the area has a place for every node of the job; only this host's are used.
+  const auto job = squall::shm::job_area::create(o.job_nodes, static_cast<std::size_t>(o.ring_bytes), &job_fd);
 
   // SIGCHLD is taken with sigtimedwait; INT/TERM/HUP are passed on to the nodes.
   sigset_t chld;
@@ -195,7 +252,7 @@ int main(int argc, char** argv) {
       forward_signal(SIGKILL);
       return 1;
     }
-    if (p == 0) run_node(o, i, job_fd, self);
+    if (p == 0) run_node(o, o.first_node + i, job_fd, self);
     children[static_cast<std::size_t>(i)] = p;
   }
   close(job_fd);
@@ -209,11 +266,12 @@ int main(int argc, char** argv) {
     int status;
     pid_t p;
     while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
-      int node = 0;
-      while (node < o.nodes && children[static_cast<std::size_t>(node)] != p) ++node;
-      if (node == o.nodes) continue;
-      children[static_cast<std::size_t>(node)] = 0;
+      int local = 0;
+      while (local < o.nodes && children[static_cast<std::size_t>(local)] != p) ++local;
+      if (local == o.nodes) continue;
+      children[static_cast<std::size_t>(local)] = 0;
       --running;
+      const int node = o.first_node + local;
       const auto state = job.control(node).state.load();
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
       const bool early = state == squall::shm::running;  // initialized, never finalized
@@ -233,11 +291,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s\n", node, p, why.c_str());
       }
     }
-    if (kill_at >= 0 && squall::now_ns() >= kill_at) {
+    // A node here may have aborted the job itself: it lost a peer on another host.
+    if (kill_at < 0 && job.header().abort.load() != 0) kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
+    if (kill_at >= 0 && squall::now_ns() >= kill_at && running > 0) {
       std::fprintf(stderr, "squallrun: killing the %d node(s) still running\n", running);
       forward_signal(SIGKILL);
-      kill_at = -1;
+      kill_at = INT64_MAX;
     }
+  }
+  if (job.header().abort.load() != 0 && result == 0) {
+    std::fprintf(stderr, "squallrun: the job lost node %d (%s)\n", job.header().lost_node.load(), job.header().reason);
+    result = 1;
   }
   return result;
 }

@@ -28,10 +28,12 @@ std::vector<int> parse_peers(const char* text) {
   return out;
 }
 
-std::string shm_name(const std::string& nspace) {
+// Named after the job and the host's first node, so that hosts sharing one /dev/shm (as
+// network namespaces on one machine do) still get an area each.
+std::string shm_name(const std::string& nspace, int leader) {
   std::string name = "/squall-";
   for (char c : nspace) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_');
-  return name;
+  return name + "-" + std::to_string(leader);
 }
 
 }  // namespace
@@ -67,7 +69,7 @@ pmix_job::pmix_job(std::size_t ring_bytes) {
 
   // The host's first node makes the job area; the others map it after the fence; the name
   // goes once everyone holds it, so nothing is left in /dev/shm after the job.
-  const std::string name = shm_name(nspace_);
+  const std::string name = shm_name(nspace_, leader);
   if (me_ == leader) {
     const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) fatal("cannot create the job's shared memory %s: %s", name.c_str(), std::strerror(errno));

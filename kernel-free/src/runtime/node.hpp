@@ -4,10 +4,12 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "am/engine.hpp"
 #include "runtime/node_lock.hpp"
+#include "bootstrap/host_list.hpp"
 #include "bootstrap/pmix_bootstrap.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/shm/shm_transport.hpp"
@@ -30,6 +32,7 @@ struct node_runtime {
   settings config;
   shm::job_area job;
   std::unique_ptr<boot::pmix_job> pmix;  // started by a PMIx launcher (mpirun) instead of squallrun
+  std::optional<boot::host_layout> hosts;  // started by squallrun --hosts on several hosts
   std::vector<bool> on_this_host;        // by node: reached through shared memory
   std::unique_ptr<shm::shm_transport> shm;  // to the nodes on this host
   std::unique_ptr<tcp::tcp_transport> tcp;  // to the others (none when all share the host)

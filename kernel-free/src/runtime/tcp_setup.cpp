@@ -5,7 +5,10 @@
 // share the host, else the first non-loopback IPv4 interface), port SQUALL_TCP_PORT + node
 // (default: any free port); publishes its endpoint (in the job area under squallrun,
 // through PMIx under a cluster launcher), and connects to its peers, proving the job's
-// secret (made by squallrun, or by node 0 and handed over by the launcher).
+// secret (made by squallrun, or by node 0 and handed over by the launcher). A job that
+// squallrun --hosts spread over several hosts needs no exchange: node i listens on its
+// host's address, port SQUALL_TCP_PORT + i (bootstrap/host_list.hpp), and every host's
+// squallrun was given the same secret.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -75,11 +78,16 @@ void setup_transports(node_runtime& nd) {
   const std::int64_t timeout_ns = env_int("SQUALL_TCP_TIMEOUT", 30, 1, 3600) * 1'000'000'000;
   const std::int64_t deadline = now_ns() + timeout_ns;
   const tcp::job_secret secret = nd.pmix ? nd.pmix->agree_on_secret() : tcp::secret_from_env();
-  tcp::listener l(listen_endpoint(nd.me, other_hosts));
   std::vector<tcp::endpoint> endpoints;
+  if (nd.hosts) {  // fixed endpoints: the host's address, a port per node
+    const int base = static_cast<int>(env_int("SQUALL_TCP_PORT", boot::default_host_list_port, 1, 65535));
+    if (base + nd.n - 1 > 65535) fatal("SQUALL_TCP_PORT=%d leaves no port for node %d", base, nd.n - 1);
+    endpoints = nd.hosts->endpoints(base);
+  }
+  tcp::listener l(nd.hosts ? endpoints[nd.me] : listen_endpoint(nd.me, other_hosts));
   if (nd.pmix) {
     endpoints = nd.pmix->exchange_endpoints(l.where());
-  } else {
+  } else if (!nd.hosts) {
     nd.control().tcp_ipv4.store(l.where().ipv4);
     nd.control().tcp_port.store(l.where().port, std::memory_order_release);
     endpoints = published_endpoints(nd, deadline);
