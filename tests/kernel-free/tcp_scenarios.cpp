@@ -6,6 +6,9 @@
 //   late-init S   node 1 sleeps S seconds before squall::init (a peer that never connects)
 //   exit-early K  node K exits without finalize (its connections close: a lost node)
 //   exchange      every node sends to every node and answers a call (a clean run)
+//   barriers S    every node says "node K up", then the job runs barriers for S seconds
+//                 (node 0's clock decides) and ends cleanly; the hosts test cuts links and
+//                 kills hosts meanwhile
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -86,6 +89,17 @@ int main(int argc, char** argv) {
     squall::fence();
     if (hellos != n) std::printf("node %d: %d hellos of %d\n", me, hellos, n);
     std::printf("node %d: exchange done, call returned %d\n", me, am::call<echo>((me + 1) % n, me));
+  } else if (mode == "barriers") {
+    squall::barrier();
+    std::printf("node %d up\n", me);
+    std::fflush(stdout);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(arg);
+    for (int done = 0; done == 0;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      done = me == 0 && std::chrono::steady_clock::now() >= until;
+      squall::broadcast(done);
+    }
+    std::printf("node %d: barriers done\n", me);
   } else if (mode == "exit-early") {
     if (me == arg) std::exit(0);
     for (;;) squall::barrier();

@@ -12,7 +12,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -68,6 +70,47 @@ TEST(Tcp, NodeLeavingIsReportedByEveryOtherNode) {
   EXPECT_NE(o.status, 0) << o.output;
   EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
   EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
+// squallrun --hosts without network namespaces: three "hosts" on three loopback addresses of
+// this machine (the whole of 127/8 is local), each told its index. The nodes of a host share
+// memory; each node reaches the four nodes of the other hosts over TCP.
+TEST(Tcp, ThreeHostsOnLoopbackAddresses) {
+  const std::string secret = run(std::string(SQUALLRUN_PATH) + " --make-secret").output.substr(0, 64);
+  const int base = 10000 + (::getpid() % 2000) * 10;
+  std::vector<std::unique_ptr<squall::test::background>> hosts;
+  for (int h = 0; h < 3; ++h) {
+    hosts.push_back(std::make_unique<squall::test::background>(
+        "SQUALL_JOB_SECRET=" + secret + " SQUALL_TCP_PORT=" + std::to_string(base) + " " + SQUALLRUN_PATH +
+        " -n 2 --hosts 127.0.0.1,127.0.0.2,127.0.0.3 --host-index " + std::to_string(h) + " --stats " + scenarios +
+        " exchange"));
+  }
+  for (int h = 0; h < 3; ++h) {
+    const auto o = hosts[h]->finish(120);
+    EXPECT_EQ(o.status, 0) << o.output;
+    EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
+    EXPECT_EQ(count_of(o.output, "hellos of"), 0) << o.output;  // every node heard from all six
+    EXPECT_EQ(count_of(o.output, "tcp.connections                               4"), 2) << o.output;
+  }
+}
+
+TEST(Tcp, HostListMistakesAreNamed) {
+  const std::string secret = "SQUALL_JOB_SECRET=" + std::string(64, 'b') + " ";
+  const struct {
+    std::string env, args, says;
+  } cases[] = {
+      {"", "--hosts 127.0.0.1,127.0.0.2", "needs the same SQUALL_JOB_SECRET"},
+      {secret, "--hosts 127.0.0.1,1.2.3", "'1.2.3' is not an IPv4 address"},
+      {secret, "--hosts 127.0.0.1,127.0.0.1", "127.0.0.1 is listed twice"},
+      {secret, "--hosts 203.0.113.1,198.51.100.1", "none of the --hosts addresses"},
+      {secret, "--hosts 127.0.0.1,127.0.0.2 --host-index 2", "--host-index must be below"},
+  };
+  for (const auto& c : cases) {
+    const std::string command = c.env + SQUALLRUN_PATH + " -n 2 " + c.args + " /bin/true";
+    const auto o = run(command);
+    EXPECT_EQ(o.status, 2) << command << "\n" << o.output;
+    EXPECT_NE(o.output.find(c.says), std::string::npos) << command << "\n" << o.output;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,261 @@
+// One job over several hosts: three "hosts" made of network namespaces joined by veth pairs
+// to a bridge (in a namespace of its own, so nothing on the real host changes), two nodes
+// on each. The nodes of a host talk through shared memory and the hosts through TCP:
+//   - the message and collective tests pass, started by `squallrun --hosts` on every host
+//     and by `mpirun` with a hostfile (its launch agent steps into the namespaces);
+//   - a host with the wrong secret is refused and the job ends with the nodes named;
+//   - a stranger's garbage on a node's port is refused and counted, and the job goes on;
+//   - a host whose link is cut, or whose processes are killed, is reported as lost by every
+//     other node, and every squallrun exits non-zero, within 10 seconds.
+// Needs root (to make namespaces); says so and skips otherwise.
+#include <gtest/gtest.h>
+
+#include "run_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using squall::test::background;
+using squall::test::count_of;
+using squall::test::outcome;
+using squall::test::run;
+using clock_type = std::chrono::steady_clock;
+
+constexpr int hosts = 3, nodes_per_host = 2, job_nodes = hosts * nodes_per_host;
+const std::string build_bin = BUILD_BIN;
+const std::string squallrun = SQUALLRUN_PATH;
+const std::string scenarios = TCP_SCENARIOS_PATH;
+
+std::string address(int host) { return "10.77.0." + std::to_string(host + 1); }
+std::string host_list() { return address(0) + "," + address(1) + "," + address(2); }
+
+bool sh(const std::string& command) { return run(command, 20).status == 0; }
+
+// The namespaces, the bridge and the veth pairs; removed again at the end. Names carry the
+// test's pid so that a leftover from a killed run never collides with this one.
+class cluster {
+ public:
+  cluster() : prefix_("squall" + std::to_string(::getpid()) + "-") {
+    if (::geteuid() != 0) {
+      why_not_ = "making network namespaces needs root";
+      return;
+    }
+    const std::string sw = ns("sw");
+    bool ok = sh("ip netns add " + sw) && sh("ip -n " + sw + " link add br0 type bridge") &&
+              sh("ip -n " + sw + " link set br0 up");
+    made_.push_back(sw);
+    for (int h = 0; h < hosts && ok; ++h) {
+      const std::string host = ns(host_name(h)), veth = veth_name(h);
+      ok = sh("ip netns add " + host);
+      made_.push_back(host);
+      ok = ok && sh("ip link add " + veth + " type veth peer name eth0 netns " + host) &&
+           sh("ip link set " + veth + " netns " + sw) && sh("ip -n " + sw + " link set " + veth + " master br0 up") &&
+           sh("ip -n " + host + " addr add " + address(h) + "/24 dev eth0") &&
+           sh("ip -n " + host + " link set eth0 up") && sh("ip -n " + host + " link set lo up");
+    }
+    if (!ok) why_not_ = "could not make network namespaces and veth pairs (ip netns, veth, bridge)";
+  }
+  ~cluster() {
+    for (const auto& n : made_) sh("ip netns del " + n);
+  }
+  cluster(const cluster&) = delete;
+  cluster& operator=(const cluster&) = delete;
+
+  const std::string& why_not() const { return why_not_; }
+  static std::string host_name(int h) { return "h" + std::to_string(h + 1); }
+  std::string ns(const std::string& name) const { return prefix_ + name; }
+  std::string veth_name(int h) const { return "sq" + std::to_string(::getpid()) + "v" + std::to_string(h + 1); }
+  // Runs `command` on host h (in its namespace).
+  std::string on(int h, const std::string& command) const { return "ip netns exec " + ns(host_name(h)) + " " + command; }
+  void cut_link(int h) const { sh("ip -n " + ns("sw") + " link set " + veth_name(h) + " down"); }
+  void kill_host(int h) const { sh("ip netns pids " + ns(host_name(h)) + " | xargs -r kill -9"); }
+
+ private:
+  std::string prefix_;
+  std::string why_not_;
+  std::vector<std::string> made_;
+};
+
+// The same squallrun on every host: one job of job_nodes nodes.
+struct job {
+  std::vector<std::unique_ptr<background>> parts;
+  clock_type::time_point since = clock_type::now();
+
+  job(const cluster& c, const std::string& program, const std::vector<std::string>& env_per_host = {}) {
+    const std::string secret = run(squallrun + " --make-secret").output.substr(0, 64);
+    for (int h = 0; h < hosts; ++h) {
+      const std::string env = h < static_cast<int>(env_per_host.size()) ? env_per_host[h] : "";
+      parts.push_back(std::make_unique<background>(
+          "SQUALL_JOB_SECRET=" + secret + " SQUALL_TEST_NODES=" + std::to_string(job_nodes) + " " + env + " " +
+          c.on(h, squallrun + " -n " + std::to_string(nodes_per_host) + " --hosts " + host_list() + " --stats " +
+                      program)));
+    }
+  }
+  bool all_up(int limit_s) const {
+    for (const auto& p : parts) {
+      if (!p->wait_for_output(" up\n", nodes_per_host, limit_s)) return false;
+    }
+    return true;
+  }
+  std::vector<outcome> finish(int limit_s) {
+    std::vector<outcome> out;
+    for (auto& p : parts) out.push_back(p->finish(limit_s, since));
+    return out;
+  }
+};
+
+// Every value the stats report gives `counter` ("  name   value" lines), node by node.
+std::vector<long long> counter_values(const std::string& output, const std::string& counter) {
+  std::vector<long long> values;
+  const std::regex line("\\n  " + counter + " +([0-9]+)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
+    values.push_back(std::stoll((*it)[1]));
+  }
+  return values;
+}
+
+// The nodes of one host reached the other hosts' four nodes over TCP and each other
+// through shared memory.
+void expect_mixed_transports(const std::string& output, int nodes) {
+  const auto tcp = counter_values(output, "tcp.connections");
+  EXPECT_EQ(tcp, std::vector<long long>(static_cast<std::size_t>(nodes), job_nodes - nodes_per_host)) << output;
+  const auto shm = counter_values(output, "shm.packets_sent");
+  ASSERT_EQ(shm.size(), static_cast<std::size_t>(nodes)) << output;
+  for (long long v : shm) EXPECT_GT(v, 0) << output;
+}
+
+class Hosts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!c_.why_not().empty()) GTEST_SKIP() << c_.why_not();
+  }
+  cluster c_;
+};
+
+TEST_F(Hosts, MessagesAndCollectivesRunOverSharedMemoryAndTcp) {
+  for (const std::string test : {"kf_am_test", "kf_collectives_test"}) {
+    job j(c_, build_bin + "/" + test);
+    const auto out = j.finish(240);
+    for (int h = 0; h < hosts; ++h) {
+      EXPECT_EQ(out[h].status, 0) << test << " host " << h << ":\n" << out[h].output;
+      expect_mixed_transports(out[h].output, nodes_per_host);
+    }
+    EXPECT_NE(out[0].output.find("[  PASSED  ]"), std::string::npos) << out[0].output;
+    EXPECT_EQ(out[0].output.find("FAILED"), std::string::npos) << out[0].output;
+  }
+}
+
+TEST_F(Hosts, MessagesAndCollectivesRunUnderMpirun) {
+  const std::string mpirun = MPIEXEC_PATH;
+  if (mpirun.empty()) GTEST_SKIP() << "Open MPI's mpirun was not found at configure time";
+  // mpirun starts on the first host; its launch agent runs the daemons of the others in
+  // their namespaces, each under its own host name (mpirun tells hosts apart by name).
+  char dir[] = "/tmp/squall-hosts-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string agent = std::string(dir) + "/agent", hostfile = std::string(dir) + "/hostfile";
+  std::ofstream(agent) << "#!/bin/sh\nhost=$1; shift\nexec ip netns exec " << c_.ns("") << "$host unshare --uts "
+                       << "sh -c 'hostname \"$0\"; exec sh -c \"$*\"' \"$host\" \"$@\"\n";
+  std::ofstream(hostfile) << "h1 slots=2\nh2 slots=2\nh3 slots=2\n";
+  ASSERT_TRUE(sh("chmod +x " + agent));
+  for (const std::string test : {"kf_am_test", "kf_collectives_test"}) {
+    const auto o = run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                           c_.on(0, "unshare --uts sh -c 'hostname h1; exec " + mpirun + " --hostfile " + hostfile +
+                                        " -np 6 --mca plm_rsh_agent " + agent +
+                                        " --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24"
+                                        " -x SQUALL_TEST_NODES=6 -x SQUALL_STATS=1 -x LSAN_OPTIONS " +
+                                        build_bin + "/" + test + "'"),
+                       240);
+    EXPECT_EQ(o.status, 0) << test << ":\n" << o.output;
+    expect_mixed_transports(o.output, job_nodes);
+    EXPECT_NE(o.output.find("PASSED"), std::string::npos) << o.output;
+  }
+  sh(std::string("rm -rf ") + dir);
+}
+
+TEST_F(Hosts, HostWithTheWrongSecretIsRefused) {
+  const std::string wrong = "SQUALL_JOB_SECRET=" + std::string(64, 'a');
+  job j(c_, scenarios + " exchange", {"SQUALL_TCP_TIMEOUT=4", "SQUALL_TCP_TIMEOUT=4", wrong + " SQUALL_TCP_TIMEOUT=4"});
+  const auto out = j.finish(60);
+  for (int h = 0; h < hosts; ++h) {
+    EXPECT_NE(out[h].status, 0) << out[h].output;
+    EXPECT_LT(out[h].seconds, 30) << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "exchange done"), 0) << out[h].output;
+  }
+  // The first two hosts refuse the third's nodes and give up on them by name...
+  EXPECT_NE(out[0].output.find("refused a TCP connection from 10.77.0.3"), std::string::npos) << out[0].output;
+  EXPECT_NE(out[0].output.find("it does not know the job's secret"), std::string::npos) << out[0].output;
+  EXPECT_NE(out[1].output.find("node(s) 4, 5 never connected"), std::string::npos) << out[1].output;
+  // ...and the third's nodes say where they could not get in.
+  EXPECT_NE(out[2].output.find("connecting to node 0 at 10.77.0.1"), std::string::npos) << out[2].output;
+}
+
+TEST_F(Hosts, GarbageOnAPortIsRefusedAndTheJobGoesOn) {
+  job j(c_, scenarios + " barriers 3");
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  // From the third host, garbage to node 0's port (41000 + 0) while the job runs.
+  sh(c_.on(2, "bash -c 'printf \"GET / HTTP/1.0\\r\\n\\r\\n\" > /dev/tcp/" + address(0) + "/41000'"));
+  const auto out = j.finish(60);
+  for (int h = 0; h < hosts; ++h) {
+    EXPECT_EQ(out[h].status, 0) << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "barriers done"), nodes_per_host) << out[h].output;
+  }
+  EXPECT_NE(out[0].output.find("refused a TCP connection from 10.77.0.3"), std::string::npos) << out[0].output;
+  auto refused = counter_values(out[0].output, "tcp.connections_refused");  // node 0's and node 1's
+  std::sort(refused.begin(), refused.end());
+  EXPECT_EQ(refused, (std::vector<long long>{0, 1})) << out[0].output;
+}
+
+// After host 2 is lost, every node of the other hosts names a lost node and exits, and every
+// squallrun (host 2's too, if it still runs) exits non-zero, within 10 seconds. A host that
+// notices first and exits is itself lost to the last one, so that one may name it instead;
+// at least one host names a node of host 2.
+void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how) {
+  const std::regex lost_node("node ([0-9]+) was lost");
+  bool named_lost_host = false;
+  for (int h = 0; h < hosts; ++h) {
+    SCOPED_TRACE(std::string(how) + ", host " + std::to_string(h));
+    EXPECT_NE(out[h].status, 0) << out[h].output;
+    std::printf("%s: host %d's squallrun exited with %d after %.2f s\n", how, h, out[h].status, out[h].seconds);
+    if (h == lost_host) continue;
+    EXPECT_LT(out[h].seconds, 10) << out[h].output;
+    int reports = 0;
+    for (auto it = std::sregex_iterator(out[h].output.begin(), out[h].output.end(), lost_node);
+         it != std::sregex_iterator(); ++it) {
+      ++reports;
+      named_lost_host = named_lost_host || std::stoi((*it)[1]) / nodes_per_host == lost_host;
+    }
+    EXPECT_EQ(reports, nodes_per_host) << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "barriers done"), 0) << out[h].output;
+  }
+  EXPECT_TRUE(named_lost_host) << how << ": no host named a node of host " << lost_host;
+}
+
+TEST_F(Hosts, HostWhoseLinkIsCutIsReportedLost) {
+  job j(c_, scenarios + " barriers 600");
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.cut_link(2);
+  const auto out = j.finish(60);
+  EXPECT_LT(out[2].seconds, 15) << out[2].output;  // host 2 loses all the others in turn
+  expect_host_lost(out, 2, "link cut");
+}
+
+TEST_F(Hosts, HostWhoseProcessesAreKilledIsReportedLost) {
+  job j(c_, scenarios + " barriers 600");
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.kill_host(2);
+  expect_host_lost(j.finish(60), 2, "killed");
+}
+
+}  // namespace
