@@ -1,5 +1,6 @@
 #include "transport/tcp/tcp_transport.hpp"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -32,6 +33,7 @@ struct frame_header {
   std::uint32_t kind;
 };
 constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2;
+constexpr std::size_t small_frame = 512;  // frames up to this size are copied into one buffer to send
 
 }  // namespace
 
@@ -119,13 +121,22 @@ bool tcp_transport::append_frame(connection& c, std::uint32_t kind, std::span<co
   count(bytes_sent, total);
   std::size_t sent = 0;
   if (c.unsent() == 0 && write == nullptr) {
-    iovec iov[3] = {{const_cast<frame_header*>(&h), sizeof h},
-                    {const_cast<std::byte*>(head.data()), head.size()},
-                    {const_cast<std::byte*>(body.data()), body.size()}};
-    msghdr m{};
-    m.msg_iov = iov;
-    m.msg_iovlen = 3;
-    const ssize_t w = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t w;
+    if (total <= small_frame) {  // one buffer: cheaper for the kernel than three iovecs
+      std::byte frame[small_frame];
+      std::memcpy(frame, &h, sizeof h);
+      if (!head.empty()) std::memcpy(frame + sizeof h, head.data(), head.size());
+      if (!body.empty()) std::memcpy(frame + sizeof h + head.size(), body.data(), body.size());
+      w = ::send(c.fd, frame, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      iovec iov[3] = {{const_cast<frame_header*>(&h), sizeof h},
+                      {const_cast<std::byte*>(head.data()), head.size()},
+                      {const_cast<std::byte*>(body.data()), body.size()}};
+      msghdr m{};
+      m.msg_iov = iov;
+      m.msg_iovlen = 3;
+      w = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     if (w == static_cast<ssize_t>(total)) return true;
     if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       c.failed = true;
@@ -243,15 +254,36 @@ void tcp_transport::read_available(connection& c) {
   if (packets != 0) hooks_.wake();
 }
 
+// Readiness first, with one poll() over the connections: poll reads it without the socket
+// lock, which every recv takes - a spinning recv per connection per turn both costs a full
+// receive path and fights the arriving segment's softirq for that lock (measured: a tenth of
+// a ping-pong's CPU time was spent spinning on it). Then recv only where data or an error is.
 bool tcp_transport::poll_sockets() {
+  constexpr std::size_t chunk = 64;
+  pollfd set[chunk];
+  connection* of[chunk];
   bool any = false;
+  std::size_t k = 0;
+  auto drain_ready = [&] {
+    if (k == 0 || ::poll(set, k, 0) <= 0) {
+      k = 0;
+      return;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      if (set[i].revents == 0 || !of[i]->read_mu.try_lock()) continue;
+      any = drain_socket(*of[i]) != 0 || any;
+      of[i]->read_mu.unlock();
+    }
+    k = 0;
+  };
   for (auto& c : conns_) {
     if (!c || c->ended.load(std::memory_order_relaxed)) continue;
     if (c->watching_out_hint.load(std::memory_order_relaxed)) write_pending(*c);  // the I/O thread may be parked
-    if (!c->read_mu.try_lock()) continue;
-    any = drain_socket(*c) != 0 || any;
-    c->read_mu.unlock();
+    set[k] = {c->fd, POLLIN, 0};
+    of[k++] = c.get();
+    if (k == chunk) drain_ready();
   }
+  drain_ready();
   return any;
 }
 
