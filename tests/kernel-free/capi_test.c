@@ -1,6 +1,8 @@
 /* The C API from a C program: handlers, request and reply by message, collectives.
- * Run under squallrun; exits non-zero on any wrong answer. */
+ * Run under squallrun or mpirun; exits non-zero on any wrong answer, or when SQUALL_TEST_NODES
+ * is set and the job has another size. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <squall/squall.h>
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
   CHECK(squall_init(&argc, &argv) == 0);
   me = squall_node();
   n = squall_nodes();
+  /* A launcher that quietly started single-node jobs must not pass. */
+  if (getenv("SQUALL_TEST_NODES") != NULL) CHECK(n == atoi(getenv("SQUALL_TEST_NODES")));
   for (d = 0; d < n; ++d) CHECK(squall_am_send(d, ping_id, &d, sizeof d, NULL, 0) == 0);
   expected_pongs = n;
   CHECK(squall_am_poll() == 0);
