@@ -230,8 +230,10 @@ int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
   int job_fd = -1;
-  // With --hosts the area has a place for every node of the job; only this host's are used.
-  const auto job = squall::shm::job_area::create(o.job_nodes, static_cast<std::size_t>(o.ring_bytes), &job_fd);
+  // With --hosts the area has a control line for every node of the job, rings for this host's.
+  std::vector<bool> here(static_cast<std::size_t>(o.job_nodes), false);
+  for (int i = 0; i < o.nodes; ++i) here[static_cast<std::size_t>(o.first_node + i)] = true;
+  const auto job = squall::shm::job_area::create(o.job_nodes, static_cast<std::size_t>(o.ring_bytes), &job_fd, here);
 
   // SIGCHLD is taken with sigtimedwait; INT/TERM/HUP are passed on to the nodes.
   sigset_t chld;

@@ -1,15 +1,18 @@
 // The shared-memory packet ring on its own: order and content across wrap-arounds (packets
-// copied in or written in place after a reservation), a full ring refusing a packet and asking to be told of room, and a producer and a consumer
-// thread streaming packets of random sizes.
+// copied in or written in place after a reservation), a full ring refusing a packet and
+// asking to be told of room, and a producer and a consumer thread streaming packets of
+// random sizes. And the job area that holds the rings: rings for this host's nodes only.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "transport/shm/job_area.hpp"
 #include "transport/shm/ring.hpp"
 
 using squall::shm::ring_consumer;
@@ -125,6 +128,30 @@ TEST(Ring, ProducerAndConsumerThreads) {
   producer.join();
   EXPECT_EQ(bad, 0u);
   EXPECT_TRUE(cons.empty());
+}
+
+}  // namespace
+
+namespace {
+
+// A job of 6 nodes of which this host runs nodes 2 and 3: control lines for all six, and
+// the 4 rings among 2 and 3 - not 36.
+TEST(JobArea, HoldsRingsForThisHostsNodesOnly) {
+  using squall::shm::job_area;
+  constexpr std::size_t ring_bytes = 1 << 16;
+  const std::vector<bool> here{false, false, true, true, false, false};
+  int fd = -1;
+  const job_area job = job_area::create(6, ring_bytes, &fd, here);
+  ::close(fd);
+  EXPECT_EQ(job.nodes(), 6);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(job.on_this_host(i), here[i]) << i;
+  EXPECT_EQ(job_area::bytes_for(6, 2, ring_bytes) - job_area::bytes_for(6, 0, ring_bytes),
+            4 * squall::shm::ring_stride(ring_bytes));
+  // The four rings are distinct and inside the area; a ring to another host's node is refused.
+  const auto* r22 = static_cast<const char*>(job.ring(2, 2));
+  EXPECT_EQ(static_cast<const char*>(job.ring(3, 3)) - r22, 3 * static_cast<std::ptrdiff_t>(squall::shm::ring_stride(ring_bytes)));
+  EXPECT_NE(job.ring(2, 3), job.ring(3, 2));
+  EXPECT_DEATH(job.ring(2, 4), "no shared-memory ring from node 2 to node 4: they are on different hosts");
 }
 
 }  // namespace

@@ -13,12 +13,6 @@
 
 namespace squall::boot {
 
-std::vector<bool> host_layout::on_this_host() const {
-  std::vector<bool> here_(static_cast<std::size_t>(nodes()));
-  for (int i = 0; i < nodes(); ++i) here_[i] = host_of(i) == here;
-  return here_;
-}
-
 std::vector<tcp::endpoint> host_layout::endpoints(int port_base) const {
   std::vector<tcp::endpoint> eps(static_cast<std::size_t>(nodes()));
   for (int i = 0; i < nodes(); ++i) eps[i] = {hosts[host_of(i)], static_cast<std::uint16_t>(port_base + i)};

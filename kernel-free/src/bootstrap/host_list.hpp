@@ -26,7 +26,6 @@ struct host_layout {
   int nodes() const { return static_cast<int>(hosts.size()) * per_host; }
   int host_of(int node) const { return node / per_host; }
   int first_node() const { return here * per_host; }
-  std::vector<bool> on_this_host() const;
   // Where node i listens: its host's address, port base + i.
   std::vector<tcp::endpoint> endpoints(int port_base) const;
 };

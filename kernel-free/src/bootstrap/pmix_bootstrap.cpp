@@ -73,7 +73,7 @@ pmix_job::pmix_job(std::size_t ring_bytes) {
   if (me_ == leader) {
     const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) fatal("cannot create the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
-    job_ = shm::job_area::create_in(fd, n_, ring_bytes);
+    job_ = shm::job_area::create_in(fd, n_, ring_bytes, local_);
     ::close(fd);
   }
   fence();

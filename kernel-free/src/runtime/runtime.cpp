@@ -114,11 +114,7 @@ void init(int*, char***) {
   } else {
     nd->job = attach_job(nd->me, nd->n);
     if (started_by_squallrun()) nd->hosts = boot::host_layout_from_env(nd->n);
-    if (nd->hosts) {
-      nd->on_this_host = nd->hosts->on_this_host();
-    } else {
-      nd->on_this_host.assign(static_cast<std::size_t>(nd->n), true);
-    }
+    for (int i = 0; i < nd->n; ++i) nd->on_this_host.push_back(nd->job.on_this_host(i));
   }
   set_log_node(nd->n > 1 ? nd->me : -1);
   nd->config = read_settings(static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true)));

@@ -19,19 +19,31 @@ namespace {
 std::size_t controls_offset() { return sizeof(job_header); }
 std::size_t rings_offset(int nodes) { return controls_offset() + sizeof(node_control) * nodes; }
 
-void init_header(void* base, int nodes, std::size_t ring_bytes) {
+int count_here(int nodes, const std::vector<bool>& here) {
+  if (here.empty()) return nodes;
+  if (static_cast<int>(here.size()) != nodes) fatal("job area: %zu host marks for %d nodes", here.size(), nodes);
+  int local = 0;
+  for (bool h : here) local += h;
+  return local;
+}
+
+void init(void* base, int nodes, int local_nodes, std::size_t ring_bytes, const std::vector<bool>& here) {
   auto* h = new (base) job_header{};
   h->magic = job_magic;
   h->version = job_version;
   h->nodes = static_cast<std::uint32_t>(nodes);
+  h->local_nodes = static_cast<std::uint32_t>(local_nodes);
   h->ring_bytes = ring_bytes;
   h->lost_node.store(-1);
+  auto* controls = static_cast<node_control*>(static_cast<void*>(static_cast<char*>(base) + controls_offset()));
+  int next = 0;
+  for (int i = 0; i < nodes; ++i) controls[i].local_index = here.empty() || here[i] ? next++ : -1;
 }
 
 }  // namespace
 
-std::size_t job_area::bytes_for(int nodes, std::size_t ring_bytes) {
-  return rings_offset(nodes) + ring_stride(ring_bytes) * static_cast<std::size_t>(nodes) * nodes;
+std::size_t job_area::bytes_for(int nodes, int local_nodes, std::size_t ring_bytes) {
+  return rings_offset(nodes) + ring_stride(ring_bytes) * static_cast<std::size_t>(local_nodes) * local_nodes;
 }
 
 node_control& job_area::control(int node) const {
@@ -39,27 +51,29 @@ node_control& job_area::control(int node) const {
 }
 
 void* job_area::ring(int src, int dst) const {
-  const int n = nodes();
-  return static_cast<char*>(base_) + rings_offset(n) +
-         ring_stride(ring_bytes()) * (static_cast<std::size_t>(src) * n + dst);
+  const int s = control(src).local_index, d = control(dst).local_index;
+  if (s < 0 || d < 0) fatal("no shared-memory ring from node %d to node %d: they are on different hosts", src, dst);
+  return static_cast<char*>(base_) + rings_offset(nodes()) +
+         ring_stride(ring_bytes()) * (static_cast<std::size_t>(s) * header().local_nodes + d);
 }
 
-job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out) {
+job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out, const std::vector<bool>& here) {
   const int fd = memfd_create("squall-job", 0);
   if (fd < 0) fatal("memfd_create for the job's shared memory failed: %s", std::strerror(errno));
   *fd_out = fd;
-  return create_in(fd, nodes, ring_bytes);
+  return create_in(fd, nodes, ring_bytes, here);
 }
 
-job_area job_area::create_in(int fd, int nodes, std::size_t ring_bytes) {
+job_area job_area::create_in(int fd, int nodes, std::size_t ring_bytes, const std::vector<bool>& here) {
   job_area a;
-  a.size_ = bytes_for(nodes, ring_bytes);
+  const int local = count_here(nodes, here);
+  a.size_ = bytes_for(nodes, local, ring_bytes);
   if (ftruncate(fd, static_cast<off_t>(a.size_)) != 0) {
     fatal("cannot size the job's shared memory to %zu bytes: %s", a.size_, std::strerror(errno));
   }
   a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
-  init_header(a.base_, nodes, ring_bytes);
+  init(a.base_, nodes, local, ring_bytes, here);
   return a;
 }
 
@@ -74,7 +88,7 @@ job_area job_area::attach(int fd) {
   if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
   const auto& h = a.header();
   if (h.magic != job_magic || h.version != job_version ||
-      a.size_ != bytes_for(static_cast<int>(h.nodes), h.ring_bytes)) {
+      a.size_ != bytes_for(static_cast<int>(h.nodes), static_cast<int>(h.local_nodes), h.ring_bytes)) {
     fatal("SQUALL_JOB_FD=%d does not hold a job of this Squall version (was squallrun built "
           "from the same tree?)", fd);
   }
@@ -84,10 +98,10 @@ job_area job_area::attach(int fd) {
 
 job_area job_area::single(std::size_t ring_bytes) {
   job_area a;
-  a.size_ = bytes_for(1, ring_bytes);
+  a.size_ = bytes_for(1, 1, ring_bytes);
   a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (a.base_ == MAP_FAILED) fatal("cannot map the node's message memory: %s", std::strerror(errno));
-  init_header(a.base_, 1, ring_bytes);
+  init(a.base_, 1, 1, ring_bytes, {});
   return a;
 }
 

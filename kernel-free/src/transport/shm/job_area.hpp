@@ -1,21 +1,24 @@
 // The shared mapping of one job on one host, created by squallrun and inherited by every
 // node as a memfd: a header (job identity, the abort flag and its reason), one control
-// line per node (doorbell futex, who is awake, lifecycle state) and one ring per ordered
-// pair of nodes (ring[src][dst], including src == dst).
+// line per node of the job (doorbell futex, who is awake, lifecycle state) and one ring per
+// ordered pair of this host's nodes (including src == dst). A job spread over many hosts
+// thus costs each host rings for its own nodes only, not for every pair in the job.
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace squall::shm {
 
 constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
-constexpr std::uint32_t job_version = 1;
+constexpr std::uint32_t job_version = 2;
 
 struct alignas(64) job_header {
   std::uint64_t magic;
   std::uint32_t version;
   std::uint32_t nodes;
+  std::uint32_t local_nodes;  // on this host: they have rings
   std::uint64_t ring_bytes;
   std::atomic<std::uint32_t> abort;    // set (after reason) when a node is lost
   std::atomic<std::int32_t> lost_node;
@@ -33,16 +36,18 @@ struct alignas(64) node_control {
   // The node's TCP endpoint, published for the others when the job runs over TCP.
   std::atomic<std::uint32_t> tcp_ipv4;
   std::atomic<std::uint32_t> tcp_port;  // 0 until published
+  std::int32_t local_index;             // among this host's nodes; -1 on another host
 };
 
 class job_area {
  public:
-  static std::size_t bytes_for(int nodes, std::size_t ring_bytes);
+  static std::size_t bytes_for(int nodes, int local_nodes, std::size_t ring_bytes);
 
   // Creates a job in a new memfd (the launcher); the fd is left open and inheritable.
-  static job_area create(int nodes, std::size_t ring_bytes, int* fd_out);
+  // `here` marks the nodes on this host (all of them when empty).
+  static job_area create(int nodes, std::size_t ring_bytes, int* fd_out, const std::vector<bool>& here = {});
   // The same in a file the caller opened (the bootstrap under a cluster launcher).
-  static job_area create_in(int fd, int nodes, std::size_t ring_bytes);
+  static job_area create_in(int fd, int nodes, std::size_t ring_bytes, const std::vector<bool>& here = {});
   // Maps the job a launcher created (a node).
   static job_area attach(int fd);
   // A one-node job in private memory (a program started without the launcher).
@@ -50,7 +55,8 @@ class job_area {
 
   job_header& header() const { return *static_cast<job_header*>(base_); }
   node_control& control(int node) const;
-  void* ring(int src, int dst) const;  // base of ring src -> dst
+  void* ring(int src, int dst) const;  // base of ring src -> dst, both on this host
+  bool on_this_host(int node) const { return control(node).local_index >= 0; }
   int nodes() const { return static_cast<int>(header().nodes); }
   std::size_t ring_bytes() const { return header().ring_bytes; }
 

@@ -61,6 +61,14 @@ class ring_consumer {
   ring_consumer(void* base, std::size_t capacity);
   ring_consumer(ring_consumer&& o) noexcept
       : ctl_(o.ctl_), data_(o.data_), capacity_(o.capacity_), tail_(o.tail_.load()), peeked_(o.peeked_) {}
+  ring_consumer& operator=(ring_consumer&& o) noexcept {
+    ctl_ = o.ctl_;
+    data_ = o.data_;
+    capacity_ = o.capacity_;
+    tail_.store(o.tail_.load());
+    peeked_ = o.peeked_;
+    return *this;
+  }
 
   // The next packet's body, or an empty span. Stays valid until release().
   std::span<const std::byte> peek();

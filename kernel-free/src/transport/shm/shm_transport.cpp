@@ -21,9 +21,13 @@ void count_sent(std::size_t bytes) {
 
 shm_transport::shm_transport(const job_area& job, int me) : job_(job), me_(me) {
   const int n = job.nodes();
+  out_.resize(static_cast<std::size_t>(n));
+  in_.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    out_.emplace_back(job.ring(me, i), job.ring_bytes());
-    in_.emplace_back(job.ring(i, me), job.ring_bytes());
+    if (!job.on_this_host(i)) continue;  // reached over TCP: no ring
+    out_[i] = ring_producer(job.ring(me, i), job.ring_bytes());
+    in_[i] = ring_consumer(job.ring(i, me), job.ring_bytes());
+    local_.push_back(i);
   }
 }
 
@@ -58,8 +62,8 @@ void shm_transport::release(int src) {
 }
 
 bool shm_transport::any_incoming() {
-  for (const auto& r : in_) {
-    if (!r.empty()) return true;
+  for (const int i : local_) {
+    if (!in_[i].empty()) return true;
   }
   return false;
 }

@@ -1,5 +1,5 @@
-// Shared-memory transport: one ring per ordered pair of nodes in the job's mapping, and a
-// futex doorbell per node rung only when no thread of the receiver is polling.
+// Shared-memory transport: one ring per ordered pair of this host's nodes in the job's
+// mapping, and a futex doorbell per node rung only when no thread of the receiver is polling.
 #pragma once
 #include <vector>
 
@@ -19,7 +19,7 @@ class shm_transport final : public transport {
   std::span<const std::byte> peek(int src) override { return in_[src].peek(); }
   void release(int src) override;
   bool any_incoming() override;
-  std::size_t max_packet() const override { return out_.front().max_packet(); }
+  std::size_t max_packet() const override { return out_[me_].max_packet(); }
 
   // Wakes `node` if none of its threads is polling.
   void ring_doorbell(int node);
@@ -29,6 +29,7 @@ class shm_transport final : public transport {
   int me_;
   std::vector<ring_producer> out_;  // by destination
   std::vector<ring_consumer> in_;   // by source
+  std::vector<int> local_;          // the nodes with rings: those on this host
 };
 
 }  // namespace squall::shm
