@@ -89,7 +89,7 @@ void engine::flush(int dest) {
   o.used = 0;
   o.count = 0;
   o.by_handler = false;
-  if (o.queue.empty()) unsent_.fetch_sub(1, std::memory_order_relaxed);
+  if (o.queue.empty()) add_unsent(-1);
 }
 
 bool engine::send_written(int dest, const handler_entry& e, const void* args, std::size_t args_len,
@@ -111,7 +111,7 @@ bool engine::send_written(int dest, const handler_entry& e, const void* args, st
     q.packet.resize(head_len + size);
     std::memcpy(q.packet.data(), head, head_len);
     write(q.packet.data() + head_len);
-    if (o.queue.empty()) unsent_.fetch_add(1, std::memory_order_relaxed);
+    if (o.queue.empty()) add_unsent(1);
     o.queued_bytes += q.packet.size();
     o.queue.push_back(std::move(q));
     count(packets_queued);
@@ -146,7 +146,7 @@ std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, const handler_en
   bulk_in_flight_[q.op] = state;
   o.queued_bytes += q.size;
   o.queue.push_back(std::move(q));
-  if (was_empty) unsent_.fetch_add(1, std::memory_order_relaxed);
+  if (was_empty) add_unsent(1);
 
   auto& hs = stats::handler_at(e->index);
   stats::bump(hs.sent);
@@ -211,7 +211,7 @@ void engine::push_queued() {
       }
       o.queue.pop_front();
     }
-    if (o.queue.empty() && o.count == 0) unsent_.fetch_sub(1, std::memory_order_relaxed);
+    if (o.queue.empty() && o.count == 0) add_unsent(-1);
   }
 }
 
