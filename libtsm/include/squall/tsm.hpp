@@ -1,0 +1,80 @@
+// Transparent shared memory: shared arrays that every node reads and writes with plain loads
+// and stores, kept sequentially consistent by the stache protocol (home-based directory,
+// single writer or many readers, write-invalidate; libtsm/PROTOCOL.md), plus locks handed
+// over by message and barriers.
+//
+//   squall::runtime rt(&argc, &argv);
+//   double* x = squall::tsm::alloc<double>(n);           // collective; same address everywhere
+//   squall::tsm::lock_array locks(n);                     // collective; one lock per element
+//   locks.acquire(i); x[i] += 1.0; locks.release(i);
+//   squall::tsm::barrier();
+//   squall::tsm::free(x);                                 // collective
+//
+// Memory model: every load and store to TSM memory is sequentially consistent across nodes
+// (a block is readable on many nodes or writable on one; a store needs the only copy). Locks
+// and barriers need no fences of their own: acquire, release and barrier are compiler
+// barriers, and the protocol orders the accesses around them.
+//
+// Limits of this version: allocation is collective (G_MALLOC-style allocation by one node
+// comes with the PARMACS layer); a node runs one program thread that touches TSM memory.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <squall/memory.hpp>
+
+namespace squall::tsm {
+
+struct options {
+  std::size_t block_size = 4096;  // coherence unit: a power of two, one page or more
+  memory::home_policy homes = memory::home_policy::round_robin();
+};
+
+// Collective: every node calls it with the same size and options; returns the same address
+// on every node. The memory starts zeroed.
+void* alloc_bytes(std::size_t bytes, const options& opt = {});
+template <class T>
+T* alloc(std::size_t count, const options& opt = {}) {
+  static_assert(std::is_trivially_copyable_v<T>, "squall::tsm::alloc: T must be trivially copyable");
+  return static_cast<T*>(alloc_bytes(count * sizeof(T), opt));
+}
+// Collective: frees what alloc returned (usage_error for anything else, or twice).
+void free(void* p);
+
+// Protocol counts of this node for the segment holding p (usage_error if none does).
+struct counts {
+  std::uint64_t read_misses = 0;     // read faults on Invalid blocks
+  std::uint64_t write_misses = 0;    // write faults on Invalid blocks
+  std::uint64_t upgrades = 0;        // write faults on ReadOnly blocks
+  std::uint64_t retries = 0;         // a granted block was taken away before the access ran
+  std::uint64_t invalidations_received = 0;  // copies dropped or downgraded for a home
+  std::uint64_t writebacks = 0;      // of those, ReadWrite copies whose bytes went home
+  std::uint64_t invalidations_sent = 0;      // by this node as home
+  std::uint64_t requests_served = 0;         // by this node as home
+  std::uint64_t requests_deferred = 0;       // arrived while their block was busy
+};
+counts counts_of(const void* p);
+
+// Locks: collective creation of `count` locks, lock i kept by node i % nodes, which hands it
+// to waiters in the order their requests arrived. Each costs a few words at its home.
+class lock_array {
+ public:
+  explicit lock_array(std::size_t count);  // collective
+  ~lock_array();                           // collective
+  lock_array(const lock_array&) = delete;
+  lock_array& operator=(const lock_array&) = delete;
+
+  void acquire(std::size_t i);  // waits; usage_error if this node already holds lock i
+  void release(std::size_t i);  // usage_error unless this node holds lock i
+  std::size_t size() const { return count_; }
+
+ private:
+  std::size_t count_;
+  std::uint32_t id_;
+};
+
+// Collective: returns when every node has called it.
+void barrier();
+
+}  // namespace squall::tsm

@@ -1,0 +1,135 @@
+// Locks handed over by message: lock i of an array lives at node i % nodes, which grants it
+// to one requester at a time and queues the others in arrival order (FIFO, so fair under
+// contention). A release goes to the home, which grants the lock to the next in line: a
+// handoff costs two messages, or one when the releaser is the home.
+//
+// Handlers may run inside a fault handler on the SIGBUS path, so nothing they touch is
+// allocated on the way: the lock states are made at creation, and the queue of waiters is
+// a list threaded through one "next" word per node (a node waits for one lock at a time).
+#include <atomic>
+#include <vector>
+
+#include <squall/am.hpp>
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/runtime.hpp>
+#include <squall/stats.hpp>
+#include <squall/tsm.hpp>
+
+#include "fail.hpp"
+
+namespace squall::tsm {
+namespace {
+
+stats::counter acquires("tsm.lock_acquires");
+stats::counter queued("tsm.lock_requests_queued");  // by this node as home: the lock was held
+
+struct lock_state {
+  std::int32_t holder = -1;
+  std::int32_t first = -1, last = -1;  // waiting nodes, oldest first
+};
+
+struct lock_table {
+  std::vector<lock_state> at_home;   // index i / nodes, for the locks homed here
+  std::vector<std::int32_t> next;    // per node: the node behind it in a queue here
+  std::vector<bool> held;            // per lock: this node holds it
+  bool granted = false;              // this node's request in flight was granted
+};
+
+// Lock arrays by id; read by handlers while the program thread may create another, hence
+// a fixed table of atomic pointers rather than a growing vector.
+constexpr std::size_t max_arrays = 4096;
+std::atomic<lock_table*> tables[max_arrays];
+std::uint32_t next_id = 0;  // program thread only; the same on every node (creation is collective)
+
+lock_table& table(std::uint32_t id) {
+  lock_table* t = id < max_arrays ? tables[id].load(std::memory_order_acquire) : nullptr;
+  if (t == nullptr) detail::fail("a lock message names lock array %u, which does not exist here", id);
+  return *t;
+}
+
+std::size_t slot_of(std::size_t i) { return i / static_cast<std::size_t>(squall::nodes()); }
+
+void grant_msg(am::token&, std::uint32_t id, std::uint64_t) { table(id).granted = true; }
+
+void hand_to(lock_state& l, std::uint32_t id, std::uint64_t i, int node) {
+  l.holder = node;
+  am::send<grant_msg>(node, id, i);
+}
+
+void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
+  lock_table& t = table(id);
+  lock_state& l = t.at_home[slot_of(i)];
+  const int from = tok.source();
+  if (l.holder < 0) {
+    hand_to(l, id, i, from);
+    return;
+  }
+  queued.add();
+  t.next[from] = -1;
+  if (l.last < 0) {
+    l.first = from;
+  } else {
+    t.next[l.last] = from;
+  }
+  l.last = from;
+}
+
+void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
+  lock_table& t = table(id);
+  lock_state& l = t.at_home[slot_of(i)];
+  if (l.holder != tok.source()) {
+    detail::fail("node %d released lock %llu of array %u, which node %d holds", tok.source(),
+                 static_cast<unsigned long long>(i), id, l.holder);
+  }
+  if (l.first < 0) {
+    l.holder = -1;
+    return;
+  }
+  const int next = l.first;
+  l.first = t.next[next];
+  if (l.first < 0) l.last = -1;
+  hand_to(l, id, i, next);
+}
+
+}  // namespace
+
+lock_array::lock_array(std::size_t count) : count_(count) {
+  if (next_id >= max_arrays) throw usage_error("tsm::lock_array: more than 4096 lock arrays were created");
+  id_ = next_id++;
+  auto* t = new lock_table;
+  const auto n = static_cast<std::size_t>(squall::nodes());
+  t->at_home.resize((count + n - 1) / n);
+  t->next.assign(n, -1);
+  t->held.assign(count, false);
+  tables[id_].store(t, std::memory_order_release);
+  squall::barrier();  // every node has the table before any request for it arrives
+}
+
+lock_array::~lock_array() {
+  squall::fence();  // every node is done with the locks, and every release has arrived
+  delete tables[id_].exchange(nullptr);
+}
+
+void lock_array::acquire(std::size_t i) {
+  if (i >= count_) throw usage_error("tsm::lock_array::acquire: lock " + std::to_string(i) + " of " + std::to_string(count_));
+  lock_table& t = table(id_);
+  if (t.held[i]) throw usage_error("tsm::lock_array::acquire: this node already holds lock " + std::to_string(i));
+  acquires.add();
+  t.granted = false;
+  am::send<request_msg>(static_cast<int>(i % static_cast<std::size_t>(squall::nodes())), id_, std::uint64_t{i});
+  am::wait_until([&t] { return t.granted; });
+  t.held[i] = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // the critical section stays after this
+}
+
+void lock_array::release(std::size_t i) {
+  if (i >= count_) throw usage_error("tsm::lock_array::release: lock " + std::to_string(i) + " of " + std::to_string(count_));
+  lock_table& t = table(id_);
+  if (!t.held[i]) throw usage_error("tsm::lock_array::release: this node does not hold lock " + std::to_string(i));
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
+  t.held[i] = false;
+  am::send<release_msg>(static_cast<int>(i % static_cast<std::size_t>(squall::nodes())), id_, std::uint64_t{i});
+}
+
+}  // namespace squall::tsm

@@ -1,0 +1,69 @@
+// TSM segments: a global segment per allocation with its own stache protocol object,
+// every block Invalid on every node (the home's own accesses fault like anyone's).
+#include <atomic>
+#include <map>
+#include <memory>
+
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/tsm.hpp>
+
+#include "stache.hpp"
+
+namespace squall::tsm {
+namespace {
+
+struct allocation {
+  memory::segment seg;
+  std::unique_ptr<detail::stache> protocol;
+};
+// Touched only by the program thread (allocation and freeing are collective calls).
+std::map<const void*, allocation>& allocations() {
+  static std::map<const void*, allocation> all;
+  return all;
+}
+
+bool power_of_two(std::size_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+void* alloc_bytes(std::size_t bytes, const options& opt) {
+  if (!power_of_two(opt.block_size) || opt.block_size < 4096) {
+    throw usage_error("tsm::alloc: the block size must be a power of two of at least 4096 bytes (got " +
+                      std::to_string(opt.block_size) + ")");
+  }
+  if (bytes == 0) bytes = 1;
+  const std::size_t blocks = (bytes + opt.block_size - 1) / opt.block_size;
+  auto protocol = std::make_unique<detail::stache>(blocks);
+  const memory::segment seg = memory::allocate(
+      blocks * opt.block_size,
+      {.block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid});
+  void* base = seg.base();
+  allocations().emplace(base, allocation{seg, std::move(protocol)});
+  return base;
+}
+
+void free(void* p) {
+  auto it = allocations().find(p);
+  if (it == allocations().end()) {
+    throw usage_error("tsm::free: the address was not returned by tsm::alloc, or was freed already");
+  }
+  squall::fence();               // no protocol message for it is still on the way
+  memory::free(it->second.seg);  // collective: every node is done with it
+  allocations().erase(it);
+}
+
+counts counts_of(const void* p) {
+  const memory::segment s = memory::segment_of(p);
+  const auto* protocol = dynamic_cast<const detail::stache*>(s.bound_protocol());
+  if (protocol == nullptr) throw usage_error("tsm::counts_of: the address is not in TSM memory");
+  return protocol->local_counts();
+}
+
+void barrier() {
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // no access moves across it
+  squall::barrier();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+}  // namespace squall::tsm

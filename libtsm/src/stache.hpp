@@ -1,0 +1,71 @@
+// The stache protocol for one TSM segment: the home side (a directory entry per block and
+// the requests waiting for busy blocks) and the cache side (fault handlers that ask the
+// home and wait). The states and messages are described in libtsm/PROTOCOL.md.
+//
+// Everything a message handler or fault handler touches is allocated up front: handlers may
+// run inside a fault handler on the SIGBUS path, where nothing may allocate.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <squall/am.hpp>
+#include <squall/memory.hpp>
+#include <squall/tsm.hpp>
+
+namespace squall::tsm::detail {
+
+using memory::block_index;
+using memory::segment;
+using memory::tag;
+
+class stache final : public memory::protocol {
+ public:
+  // For a segment of `blocks` blocks; constructed before the segment is allocated.
+  explicit stache(std::size_t blocks);
+
+  void read_fault(segment s, block_index b) override { acquire(s, b, false); }
+  void write_fault(segment s, block_index b) override { acquire(s, b, true); }
+
+  // Message handlers, with the node lock held.
+  void on_request(segment s, block_index b, int from, bool write);              // home
+  void on_invalidate(segment s, block_index b, int home, bool keep_read_only);  // holder
+  // The bytes that came with an ack or grant are already in the protocol view.
+  void on_ack(segment s, block_index b, int from, bool wrote_back);  // home
+  void on_grant(segment s, block_index b, bool write);               // requester
+
+  const counts& local_counts() const { return counts_; }
+
+ private:
+  // Home side, per block. Transient state: `requester >= 0` (busy: invalidations or a
+  // writeback outstanding for that request).
+  struct home_entry {
+    std::int32_t owner = -1;      // node holding the block ReadWrite
+    std::int32_t requester = -1;  // request in progress
+    std::uint32_t acks = 0;       // answers still expected for it
+    bool write = false;
+  };
+  struct waiting_request {
+    block_index block;
+    std::int32_t node;
+    bool write;
+  };
+
+  bool is_sharer(block_index b, int node) const;
+  void set_sharer(block_index b, int node, bool on);
+  void start(segment s, block_index b, int from, bool write);  // a request on an idle block
+  void invalidate(segment s, block_index b, int holder, bool keep_read_only);
+  void grant(segment s, block_index b);  // the transaction is complete
+  void acquire(segment s, block_index b, bool write);
+
+  int nodes_;
+  std::size_t words_;                // sharer bitmap words per block
+  std::vector<home_entry> dir_;      // used for the blocks homed here
+  std::vector<std::uint64_t> sharers_;  // blocks x words_
+  // Requests for busy blocks, oldest first. A node has at most one request in flight (its
+  // faults are served one at a time), so `nodes_` entries always suffice.
+  std::vector<waiting_request> waiting_;
+  counts counts_;
+  bool answered_ = false;  // this node's request in flight was granted
+};
+
+}  // namespace squall::tsm::detail

@@ -1,0 +1,132 @@
+// Exact miss, invalidation and writeback counts for scripted sharing patterns: false-sharing
+// ping-pong, producer/consumer, read-mostly. One step at a time, with barriers between, so
+// every protocol action is predictable.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include <squall/squall.hpp>
+#include <squall/tsm.hpp>
+
+namespace {
+
+using namespace squall;
+
+constexpr int rounds = 20;
+
+// One block homed on the last node (a third party when there are 3 or more nodes).
+std::uint64_t* alloc_on_last_node() {
+  const int last = nodes() - 1;
+  return tsm::alloc<std::uint64_t>(512, {.homes = memory::home_policy::function([last](memory::block_index) { return last; })});
+}
+
+struct one_block {
+  one_block() { tsm::barrier(); }  // every node took `before` before anyone touches the block
+  ~one_block() { tsm::free(mem); }
+  tsm::counts delta() const {
+    const tsm::counts now = tsm::counts_of(mem);
+    tsm::counts d;
+    d.read_misses = now.read_misses - before.read_misses;
+    d.write_misses = now.write_misses - before.write_misses;
+    d.upgrades = now.upgrades - before.upgrades;
+    d.retries = now.retries - before.retries;
+    d.invalidations_received = now.invalidations_received - before.invalidations_received;
+    d.writebacks = now.writebacks - before.writebacks;
+    d.invalidations_sent = now.invalidations_sent - before.invalidations_sent;
+    d.requests_served = now.requests_served - before.requests_served;
+    return d;
+  }
+  std::uint64_t* mem = alloc_on_last_node();
+  volatile std::uint64_t* words() const { return mem; }
+  tsm::counts before = tsm::counts_of(mem);
+};
+
+template <class F>
+void step(int who, F&& f) {
+  if (node() == who) f();
+  tsm::barrier();
+}
+
+// Nodes 0 and 1 write different words of one block in turn: every write is a write miss
+// that takes the block from the other node, which writes it back.
+TEST(Counts, FalseSharingPingPong) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  one_block blk;
+  for (int r = 0; r < rounds; ++r) {
+    step(0, [&] { blk.words()[0] = r; });
+    step(1, [&] { blk.words()[8] = r; });
+  }
+  const tsm::counts d = blk.delta();
+  tsm::barrier();  // every node has its counts before the reads below add to them
+  const int me = node(), home = nodes() - 1;
+  if (me == 0 || me == 1) {
+    EXPECT_EQ(d.write_misses, static_cast<std::uint64_t>(rounds));
+    EXPECT_EQ(d.read_misses, 0u);
+    EXPECT_EQ(d.upgrades, 0u);
+    EXPECT_EQ(d.retries, 0u);
+    // Node 0 loses the block after each of its writes, node 1 after all but its last.
+    const std::uint64_t lost = me == 0 ? rounds : rounds - 1;
+    EXPECT_EQ(d.invalidations_received, lost);
+    EXPECT_EQ(d.writebacks, lost);
+  }
+  if (me == home) {
+    EXPECT_EQ(d.requests_served, 2u * rounds);
+    EXPECT_EQ(d.invalidations_sent, 2u * rounds - 1);
+  }
+  if (me >= 2) {
+    EXPECT_EQ(d.write_misses + d.read_misses, 0u);
+  }
+  EXPECT_EQ(blk.words()[0] + blk.words()[8], 2u * (rounds - 1));  // everyone reads the last values
+}
+
+// Node 0 produces, every other node consumes: the producer's first write is a write miss,
+// later ones are upgrades (its copy stayed ReadOnly after a reader pulled it); each
+// consumer read is a miss.
+TEST(Counts, ProducerConsumer) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  one_block blk;
+  for (int r = 1; r <= rounds; ++r) {
+    step(0, [&] { blk.words()[1] = r; });
+    if (node() != 0) {
+      EXPECT_EQ(blk.words()[1], static_cast<std::uint64_t>(r));
+    }
+    tsm::barrier();
+  }
+  const tsm::counts d = blk.delta();
+  const int me = node(), n = nodes();
+  if (me == 0) {
+    EXPECT_EQ(d.write_misses, 1u);
+    EXPECT_EQ(d.upgrades, static_cast<std::uint64_t>(rounds - 1));
+    EXPECT_EQ(d.read_misses, 0u);
+    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(rounds));  // downgraded by the first reader
+    EXPECT_EQ(d.writebacks, static_cast<std::uint64_t>(rounds));
+  } else {
+    EXPECT_EQ(d.read_misses, static_cast<std::uint64_t>(rounds));
+    EXPECT_EQ(d.write_misses + d.upgrades, 0u);
+    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(rounds - 1));  // by each upgrade but the first write
+  }
+  if (me == n - 1) {
+    // Per round: the producer's request and n-1 reads; invalidations: a downgrade of the
+    // producer per round, and n-1 sharers dropped per upgrade.
+    EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(rounds) * n);
+    EXPECT_EQ(d.invalidations_sent, static_cast<std::uint64_t>(rounds) + static_cast<std::uint64_t>(rounds - 1) * (n - 1));
+  }
+}
+
+// Everyone reads the block over and over: one miss each, then hits; nothing is invalidated.
+TEST(Counts, ReadMostly) {
+  one_block blk;
+  std::uint64_t sum = 0;
+  for (int r = 0; r < rounds; ++r) sum += blk.words()[r];
+  tsm::barrier();
+  const tsm::counts d = blk.delta();
+  EXPECT_EQ(sum, 0u);
+  EXPECT_EQ(d.read_misses, 1u);
+  EXPECT_EQ(d.invalidations_received, 0u);
+  if (node() == nodes() - 1) {
+    EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(nodes()));
+    EXPECT_EQ(d.invalidations_sent, 0u);
+  }
+}
+
+}  // namespace

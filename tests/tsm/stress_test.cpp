@@ -1,0 +1,118 @@
+// Randomized reads, writes, locks and barriers from every node against a sequential reference,
+// lock mutual exclusion under contention, and bad input.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <squall/squall.hpp>
+#include <squall/tsm.hpp>
+
+namespace {
+
+using namespace squall;
+
+// Phases of random writes: in each, a seeded generator (the same on every node) gives every
+// slot a writer and a value; each node writes its slots, then after a barrier every node
+// checks every slot against the reference it computed itself. Interleaved, every node adds
+// to random shared counters under their locks; the sums are checked at the end.
+class Stress : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(Stress, RandomAccessesMatchASequentialReference) {
+  const std::size_t bs = GetParam();
+  constexpr std::size_t slots = 1024, counters = 16;
+  constexpr int phases = 8, adds_per_phase = 20;
+  const int me = node(), n = nodes();
+  auto* data = tsm::alloc<std::uint64_t>(slots, {.block_size = bs});
+  auto* sums = tsm::alloc<std::uint64_t>(counters, {.block_size = bs, .homes = memory::home_policy::partition()});
+  tsm::lock_array locks(counters);
+  std::vector<std::uint64_t> reference(slots, 0), expected_sums(counters, 0);
+  std::mt19937_64 shared_rng(12345);                 // the same sequence on every node
+  std::mt19937_64 own_rng(777 + static_cast<unsigned>(me));  // this node's counter updates
+  int wrong = 0;
+  for (int phase = 0; phase < phases; ++phase) {
+    for (std::size_t i = 0; i < slots; ++i) {
+      const int writer = static_cast<int>(shared_rng() % static_cast<std::uint64_t>(n));
+      const std::uint64_t value = shared_rng();
+      if (shared_rng() % 3 == 0) continue;  // a third of the slots keep their value
+      reference[i] = value;
+      if (writer == me) data[i] = value;
+    }
+    for (int a = 0; a < adds_per_phase; ++a) {
+      const std::size_t c = own_rng() % counters;
+      locks.acquire(c);
+      const std::uint64_t v = sums[c];  // read, then write: only the lock keeps this whole
+      sums[c] = v + 1;
+      locks.release(c);
+    }
+    tsm::barrier();
+    for (std::size_t i = 0; i < slots; ++i) wrong += data[i] != reference[i];
+    tsm::barrier();
+  }
+  // Every node's additions, replayed: the expected sums.
+  for (int who = 0; who < n; ++who) {
+    std::mt19937_64 rng(777 + static_cast<unsigned>(who));
+    for (int k = 0; k < phases * adds_per_phase; ++k) ++expected_sums[rng() % counters];
+  }
+  for (std::size_t c = 0; c < counters; ++c) EXPECT_EQ(sums[c], expected_sums[c]) << "counter " << c;
+  EXPECT_EQ(wrong, 0);
+  tsm::barrier();
+  tsm::free(sums);
+  tsm::free(data);
+}
+
+INSTANTIATE_TEST_SUITE_P(BlockSizes, Stress, ::testing::Values(4096, 65536),
+                         [](const auto& p) { return std::to_string(p.param / 1024) + "KiB"; });
+
+// Every node increments one counter under one lock, reading and writing it in two steps
+// with a pause between: any overlap of critical sections would lose an increment.
+TEST(Locks, MutualExclusionUnderContention) {
+  constexpr int increments = 50;
+  auto* counter = tsm::alloc<std::uint64_t>(1);
+  tsm::lock_array lock(1);
+  const auto before = stats::take().get("tsm.lock_requests_queued");
+  for (int i = 0; i < increments; ++i) {
+    lock.acquire(0);
+    const std::uint64_t v = *counter;
+    for (int spin = 0; spin < 200; ++spin) asm volatile("" ::: "memory");  // a pause inside
+    *counter = v + 1;
+    lock.release(0);
+  }
+  tsm::barrier();
+  EXPECT_EQ(*counter, static_cast<std::uint64_t>(increments) * nodes());
+  const auto queued = allreduce(stats::take().get("tsm.lock_requests_queued") - before);
+  if (nodes() == 1) {
+    EXPECT_EQ(queued, 0u);  // no one else ever held it
+  }
+  tsm::barrier();
+  tsm::free(counter);
+}
+
+// Many locks cost little: a lock per element of a large array, each taken once by each node.
+TEST(Locks, ManyLocks) {
+  constexpr std::size_t count = 100000;
+  tsm::lock_array locks(count);
+  for (std::size_t i = static_cast<std::size_t>(node()); i < count; i += 997) {
+    locks.acquire(i);
+    locks.release(i);
+  }
+  tsm::barrier();
+  SUCCEED();
+}
+
+TEST(BadInput, IsReportedClearly) {
+  tsm::lock_array locks(2);
+  EXPECT_THROW(locks.release(0), usage_error);  // not held
+  locks.acquire(1);
+  EXPECT_THROW(locks.acquire(1), usage_error);  // held already (locks are not re-entrant)
+  locks.release(1);
+  EXPECT_THROW(locks.acquire(2), usage_error);  // no such lock
+  EXPECT_THROW(tsm::alloc<int>(10, {.block_size = 1000}), usage_error);
+  int local = 0;
+  EXPECT_THROW(tsm::free(&local), usage_error);
+  EXPECT_THROW(tsm::counts_of(&local), usage_error);
+  tsm::barrier();
+}
+
+}  // namespace
