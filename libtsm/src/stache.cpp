@@ -65,8 +65,7 @@ void ack_msg(am::token& t, std::uintptr_t block, std::uint64_t offset, am::paylo
 }
 void grant_msg(am::token&, std::uintptr_t block, bool write, std::uint64_t offset, am::payload bytes) {
   const auto [s, b, p] = locate(block);
-  fill(s, b, offset, bytes);
-  p->on_grant(s, b, write);
+  p->on_grant(s, b, write, offset, bytes);
 }
 
 // Sends the block's protocol-view bytes to `dest` (or none when `with_bytes` is false) and
@@ -139,6 +138,10 @@ void stache::start(segment s, block_index b, int from, bool write) {
 
 void stache::invalidate(segment s, block_index b, int holder, bool keep_read_only) {
   bump(counts_.invalidations_sent, invalidations_sent_total);
+  if (holder == squall::node()) {  // the home's own copy: no message, no answer to wait for
+    lower(s, b, keep_read_only);
+    return;
+  }
   ++dir_[b].acks;
   am::send<invalidate_msg>(holder, address_of(s, b), keep_read_only);
 }
@@ -162,8 +165,12 @@ void stache::grant(segment s, block_index b) {
     set_sharer(b, to, true);
   }
   d.requester = -1;
-  const last_part last = send_fills(s, b, to, send_bytes);
-  am::send<grant_msg>(to, address_of(s, b), d.write, last.offset, last.bytes);
+  if (to == me) {
+    on_grant(s, b, d.write, 0, am::payload{});  // the home's own fault: no message
+  } else {
+    const last_part last = send_fills(s, b, to, send_bytes);
+    am::send<grant_msg>(to, address_of(s, b), d.write, last.offset, last.bytes);
+  }
   // The oldest request that waited for this block goes next (after the grant: messages
   // to one node arrive in order, so an invalidation it causes cannot overtake the grant).
   const auto next = std::find_if(waiting_.begin(), waiting_.end(), [b](const waiting_request& w) { return w.block == b; });
@@ -176,18 +183,29 @@ void stache::grant(segment s, block_index b) {
 
 // --- cache side ---
 
-void stache::on_invalidate(segment s, block_index b, int home, bool keep_read_only) {
+bool stache::lower(segment s, block_index b, bool keep_read_only) {
   const bool owned = s.tag_of(b) == tag::read_write;
   // The tag first: once it is lowered, no store of this node can reach the block any more.
   s.set_tag(b, keep_read_only ? tag::read_only : tag::invalid);
   bump(counts_.invalidations_received, invalidations_received_total);
   if (owned) bump(counts_.writebacks, writebacks_total);
-  const last_part last = send_fills(s, b, home, owned && home != squall::node());
+  return owned;
+}
+
+void stache::on_invalidate(segment s, block_index b, int home, bool keep_read_only) {
+  const bool owned = lower(s, b, keep_read_only);
+  const last_part last = send_fills(s, b, home, owned);
   am::send<ack_msg>(home, address_of(s, b), last.offset, last.bytes);
 }
 
-void stache::on_grant(segment s, block_index b, bool write) {
-  s.set_tag(b, write ? tag::read_write : tag::read_only);  // the bytes, if any, are in place
+void stache::on_grant(segment s, block_index b, bool write, std::size_t offset, am::payload bytes) {
+  const tag t = write ? tag::read_write : tag::read_only;
+  if (offset == 0 && bytes.size() == s.block_size()) {
+    s.install(b, bytes, t);  // the whole block at once: the cheapest way in
+  } else {
+    fill(s, b, offset, bytes);  // the last part of a large block, or none
+    s.set_tag(b, t);
+  }
   answered_ = true;
 }
 

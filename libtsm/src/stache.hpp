@@ -29,9 +29,10 @@ class stache final : public memory::protocol {
   // Message handlers, with the node lock held.
   void on_request(segment s, block_index b, int from, bool write);              // home
   void on_invalidate(segment s, block_index b, int home, bool keep_read_only);  // holder
-  // The bytes that came with an ack or grant are already in the protocol view.
+  // The bytes that came with an ack are already in the protocol view; a grant brings the
+  // block's last part (or all of it, or nothing) at `offset`.
   void on_ack(segment s, block_index b, int from, bool wrote_back);  // home
-  void on_grant(segment s, block_index b, bool write);               // requester
+  void on_grant(segment s, block_index b, bool write, std::size_t offset, am::payload bytes);  // requester
 
   const counts& local_counts() const { return counts_; }
 
@@ -54,6 +55,7 @@ class stache final : public memory::protocol {
   void set_sharer(block_index b, int node, bool on);
   void start(segment s, block_index b, int from, bool write);  // a request on an idle block
   void invalidate(segment s, block_index b, int holder, bool keep_read_only);
+  bool lower(segment s, block_index b, bool keep_read_only);  // this node's copy; true if it was ReadWrite
   void grant(segment s, block_index b);  // the transaction is complete
   void acquire(segment s, block_index b, bool write);
 

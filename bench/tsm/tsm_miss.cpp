@@ -1,0 +1,101 @@
+// tsm_miss: what a TSM miss costs between 2 nodes, on 4 KiB blocks homed on node 1, in the
+// steady state of a producer (node 1, the home) and a consumer (node 0). Each trial node 1
+// first writes every block, then node 0 takes:
+//   read_miss_us   a read: request, the home lowers its own copy to ReadOnly, grant with the block
+//   upgrade_us     a write to that ReadOnly copy: request, the home drops its copy, grant without bytes
+//   write_miss_us  a write to a second array's block: request, grant with the block
+// beside the floor of fault_remote in the same run: a bare userfaultfd fault whose handler
+// fetches the page from node 1 over a raw shared-memory ping-pong
+// (bench/kernel-free/memory/remote_floor.hpp). The first trial warms the pages and is not
+// counted. Figures are medians over every miss of the other trials; ratio = read_miss_us / floor_us.
+#include <cstdio>
+#include <vector>
+
+#include <squall/squall.hpp>
+#include <squall/tsm.hpp>
+
+#include "common/report.hpp"
+#include "remote_floor.hpp"
+
+namespace {
+
+namespace floor_ns = squall::bench::remote_floor;
+namespace tsm = squall::tsm;
+using floor_ns::page;
+
+constexpr std::size_t blocks = 1024;  // misses of each kind per trial
+constexpr int trials = 7;
+
+std::byte* alloc_on_node_1() {
+  return tsm::alloc<std::byte>(blocks * page, {.homes = squall::memory::home_policy::function([](std::size_t) { return 1; })});
+}
+
+// Node 0 writes 1, node 1 writes 2, into the first byte of every block.
+void time_writes(std::byte* base, std::vector<double>& us) {
+  const char value = static_cast<char>(squall::node() + 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    *reinterpret_cast<volatile char*>(base + b * page) = value;
+    us.push_back(squall::bench::seconds_since(t0) * 1e6);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  squall::runtime rt(&argc, &argv);
+  const int me = squall::node();
+  if (squall::nodes() != 2) {
+    if (me == 0) std::fprintf(stderr, "tsm_miss runs on 2 nodes (scripts/bench tsm_miss -n 2)\n");
+    return 1;
+  }
+  if (squall::memory::active_fault_path() != squall::memory::fault_path::sigbus && me == 0) {
+    std::fprintf(stderr, "tsm_miss: the fault path is not SIGBUS (SQUALL_FAULT_PATH); the floor would not compare\n");
+  }
+  floor_ns::exchange& x = floor_ns::shared_exchange(me);
+  if (me == 0) floor_ns::bare::set_up(x, blocks);
+  std::vector<double> read_us, upgrade_us, write_us, floor_us, unused;
+  bool right = true;
+  std::byte* a = alloc_on_node_1();
+  std::byte* b = alloc_on_node_1();
+  for (int t = 0; t <= trials; ++t) {
+    const bool counted = t > 0;
+    if (me == 1) {  // the producer: its writes take every block back
+      std::vector<double> ignored;
+      time_writes(a, ignored);
+      time_writes(b, ignored);
+    }
+    tsm::barrier();
+    if (me == 0) {  // node 1 serves from its barrier wait meanwhile
+      floor_ns::time_misses(a, blocks, counted ? read_us : unused);
+      right = right && *reinterpret_cast<volatile char*>(a + (blocks - 1) * page) == 2;
+      time_writes(a, counted ? upgrade_us : unused);
+      time_writes(b, counted ? write_us : unused);
+    }
+    tsm::barrier();
+    if (me == 0) {
+      floor_ns::bare::time_pass(true, counted ? floor_us : unused);
+    } else {
+      floor_ns::bare::serve(x, blocks);
+    }
+    squall::barrier();
+  }
+  tsm::free(b);
+  tsm::free(a);
+  if (!right) {
+    std::fprintf(stderr, "tsm_miss: node 0 did not read node 1's write\n");
+    return 1;
+  }
+  if (me == 0) {
+    squall::bench::figures f;
+    const double read = squall::bench::median(read_us), floor = squall::bench::median(floor_us);
+    f.add("read_miss_us", read);
+    f.add("write_miss_us", squall::bench::median(write_us));
+    f.add("upgrade_us", squall::bench::median(upgrade_us));
+    f.add("floor_us", floor);
+    f.add("ratio", read / floor);
+    f.print("tsm_miss: 4 KiB blocks homed on node 1, misses from node 0 (median of 7 x 1024 of each)",
+            squall::bench::has_flag(argc, argv, "--json"));
+  }
+  return 0;
+}
