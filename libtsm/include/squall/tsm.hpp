@@ -15,8 +15,11 @@
 // and barriers need no fences of their own: acquire, release and barrier are compiler
 // barriers, and the protocol orders the accesses around them.
 //
-// Limits of this version: allocation is collective (G_MALLOC-style allocation by one node
-// comes with the PARMACS layer); a node runs one program thread that touches TSM memory.
+// Two ways to allocate: alloc/free, collective, a segment of its own per call with its own
+// block size and homes; and malloc/heap_free, by any node at any time without the others, from
+// the shared heap that init (collective) makes.
+//
+// Limits of this version: a node runs one program thread that touches TSM memory.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +44,14 @@ T* alloc(std::size_t count, const options& opt = {}) {
 }
 // Collective: frees what alloc returned (usage_error for anything else, or twice).
 void free(void* p);
+
+// Collective: makes the shared heap (SQUALL_TSM_HEAP_MIB, default 256) with these options.
+void init(const options& opt = {});
+bool initialized();
+// Any node, any time after init: shared memory at the same address on every node, zeroed
+// when first allocated. usage_error when the heap is full.
+void* malloc(std::size_t bytes);
+void heap_free(void* p);  // usage_error for an address malloc did not return, or freed twice
 
 // Protocol counts of this node for the segment holding p (usage_error if none does).
 struct counts {

@@ -1,0 +1,33 @@
+/* Transparent shared memory from C (see squall/tsm.hpp for the model). Start the runtime
+ * with squall_init first. Calls return 0 (or a pointer) on success and -1 (or NULL) on
+ * error, with the reason in tsm_last_error(). */
+#ifndef SQUALL_TSM_H
+#define SQUALL_TSM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int tsm_init(void);                    /* collective: makes the shared heap */
+void* tsm_malloc(size_t bytes);        /* any node, any time after tsm_init */
+int tsm_free(void* p);                 /* memory tsm_malloc returned */
+
+typedef struct tsm_locks tsm_locks;
+tsm_locks* tsm_locks_create(size_t count);  /* collective; lock i lives at node i % nodes */
+int tsm_locks_destroy(tsm_locks* locks);    /* collective */
+int tsm_lock_acquire(tsm_locks* locks, size_t i);
+int tsm_lock_release(tsm_locks* locks, size_t i);
+
+int tsm_barrier(void);  /* collective */
+int tsm_node(void);     /* this node's id, or -1 before squall_init */
+int tsm_nodes(void);    /* the number of nodes, or -1 before squall_init */
+
+const char* tsm_last_error(void);  /* why the last failing call of this thread failed */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,156 @@
+// The shared heap: one TSM segment made collectively by tsm::init, from which any node
+// allocates at any time (tsm::malloc, G_MALLOC) without the others taking part. Node 0 keeps
+// the free list; a node asks it by message (am::call) and gets an offset back, valid on every
+// node since the segment sits at the same address everywhere.
+//
+// The free list is a fixed array with no allocation: node 0 may run the handler inside a
+// fault handler on the SIGBUS path. Allocations are rounded to 64 bytes, and the bytes of
+// those of a block or more start on a block boundary (no false sharing with their
+// neighbours). Each allocation keeps its size in the 64 bytes before it.
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <string>
+
+#include <squall/am.hpp>
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/runtime.hpp>
+#include <squall/tsm.hpp>
+
+namespace squall::tsm {
+namespace {
+
+constexpr std::uint64_t no_space = ~std::uint64_t{0};
+constexpr std::uint64_t granule = 64;
+constexpr std::uint64_t header = granule;  // the allocation's size, before its bytes
+
+struct range {
+  std::uint64_t at, size;
+};
+
+// Node 0's view of the heap's free space, lowest offset first.
+struct free_list {
+  static constexpr std::size_t capacity = 16384;
+  std::array<range, capacity> ranges;
+  std::size_t count = 0;
+  std::uint64_t block = 4096;
+
+  // `size` bytes including the header; returns where the header goes.
+  std::uint64_t take(std::uint64_t size) {
+    const std::uint64_t align = size - header >= block ? block : granule;
+    for (std::size_t i = 0; i < count; ++i) {
+      range& r = ranges[i];
+      const std::uint64_t start = (r.at + header + align - 1) / align * align - header;
+      if (start + size > r.at + r.size) continue;
+      const range before{r.at, start - r.at}, after{start + size, r.at + r.size - start - size};
+      // Replace r by what is left on either side (0, 1 or 2 ranges).
+      erase(i);
+      if (after.size != 0 && !insert(after)) return no_space;
+      if (before.size != 0 && !insert(before)) return no_space;
+      return start;
+    }
+    return no_space;
+  }
+  void give_back(std::uint64_t at, std::uint64_t size) {
+    std::size_t i = 0;
+    while (i < count && ranges[i].at < at) ++i;
+    const bool joins_before = i > 0 && ranges[i - 1].at + ranges[i - 1].size == at;
+    const bool joins_after = i < count && at + size == ranges[i].at;
+    if (joins_before && joins_after) {
+      ranges[i - 1].size += size + ranges[i].size;
+      erase(i);
+    } else if (joins_before) {
+      ranges[i - 1].size += size;
+    } else if (joins_after) {
+      ranges[i].at = at;
+      ranges[i].size += size;
+    } else {
+      insert({at, size});  // a full list loses the range: the heap only shrinks
+    }
+  }
+  bool insert(range r) {
+    if (count == capacity) return false;
+    std::size_t i = 0;
+    while (i < count && ranges[i].at < r.at) ++i;
+    std::copy_backward(ranges.begin() + static_cast<std::ptrdiff_t>(i), ranges.begin() + static_cast<std::ptrdiff_t>(count),
+                       ranges.begin() + static_cast<std::ptrdiff_t>(count + 1));
+    ranges[i] = r;
+    ++count;
+    return true;
+  }
+  void erase(std::size_t i) {
+    std::copy(ranges.begin() + static_cast<std::ptrdiff_t>(i + 1), ranges.begin() + static_cast<std::ptrdiff_t>(count),
+              ranges.begin() + static_cast<std::ptrdiff_t>(i));
+    --count;
+  }
+};
+
+struct heap_state {
+  std::byte* base = nullptr;
+  std::uint64_t size = 0;
+  free_list* free = nullptr;  // node 0 only
+};
+heap_state heap;
+
+std::uint64_t rounded(std::uint64_t bytes) { return (std::max<std::uint64_t>(bytes, 1) + granule - 1) / granule * granule; }
+
+// Node 0's handlers.
+std::uint64_t allocate_msg(am::token&, std::uint64_t bytes) { return heap.free->take(rounded(bytes)); }
+void free_msg(am::token&, std::uint64_t at, std::uint64_t bytes) { heap.free->give_back(at, rounded(bytes)); }
+
+std::uint64_t heap_bytes_from_env() {
+  const char* v = std::getenv("SQUALL_TSM_HEAP_MIB");
+  if (v == nullptr || *v == '\0') return std::uint64_t{256} << 20;
+  char* end = nullptr;
+  const unsigned long long mib = std::strtoull(v, &end, 10);
+  if (*end != '\0' || mib == 0 || mib > (1ull << 20)) {
+    std::fprintf(stderr, "squall: SQUALL_TSM_HEAP_MIB must be a number of MiB from 1 to 1048576 (got '%s')\n", v);
+    std::exit(1);
+  }
+  return mib << 20;
+}
+
+}  // namespace
+
+void init(const options& opt) {
+  if (heap.base != nullptr) throw usage_error("tsm::init called twice");
+  heap.size = heap_bytes_from_env();
+  heap.base = static_cast<std::byte*>(alloc_bytes(heap.size, opt));
+  if (squall::node() == 0) {
+    heap.free = new free_list;
+    heap.free->block = opt.block_size;
+    heap.free->insert({0, heap.size});
+  }
+  squall::barrier();  // node 0's free list is ready before anyone asks
+}
+
+bool initialized() { return heap.base != nullptr; }
+
+void* malloc(std::size_t bytes) {
+  if (heap.base == nullptr) throw usage_error("tsm::malloc called before tsm::init");
+  const std::uint64_t want = rounded(bytes) + header;
+  const std::uint64_t at = am::call<allocate_msg>(0, want);
+  if (at == no_space) {
+    throw usage_error("tsm::malloc: no room for " + std::to_string(bytes) + " bytes in the shared heap of " +
+                      std::to_string(heap.size >> 20) + " MiB (SQUALL_TSM_HEAP_MIB)");
+  }
+  *reinterpret_cast<std::uint64_t*>(heap.base + at) = want;
+  return heap.base + at + header;
+}
+
+void heap_free(void* p) {
+  auto* b = static_cast<std::byte*>(p);
+  if (heap.base == nullptr || b < heap.base + header || b >= heap.base + heap.size) {
+    throw usage_error("tsm::heap_free: the address is not in the shared heap");
+  }
+  const std::uint64_t at = static_cast<std::uint64_t>(b - heap.base) - header;
+  const std::uint64_t size = *reinterpret_cast<std::uint64_t*>(heap.base + at);
+  if (size < header || size > heap.size - at) {
+    throw usage_error("tsm::heap_free: the address was not returned by tsm::malloc, or was freed already");
+  }
+  *reinterpret_cast<std::uint64_t*>(heap.base + at) = 0;  // a second free of it is caught above
+  am::send<free_msg>(0, at, size);
+}
+
+}  // namespace squall::tsm

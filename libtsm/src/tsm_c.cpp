@@ -1,0 +1,81 @@
+// The C API: each call catches what the C++ one throws and turns it into -1 or NULL with a
+// message in tsm_last_error().
+#include <squall/tsm.h>
+
+#include <exception>
+#include <string>
+
+#include <squall/runtime.hpp>
+#include <squall/tsm.hpp>
+
+namespace {
+
+thread_local std::string last_error;
+
+template <class F>
+int guarded(F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return -1;
+  }
+}
+
+}  // namespace
+
+struct tsm_locks {
+  explicit tsm_locks(std::size_t count) : locks(count) {}
+  squall::tsm::lock_array locks;
+};
+
+extern "C" {
+
+int tsm_init(void) { return guarded([] { squall::tsm::init(); }); }
+
+void* tsm_malloc(size_t bytes) {
+  void* p = nullptr;
+  return guarded([&] { p = squall::tsm::malloc(bytes); }) == 0 ? p : nullptr;
+}
+
+int tsm_free(void* p) { return guarded([&] { squall::tsm::heap_free(p); }); }
+
+tsm_locks* tsm_locks_create(size_t count) {
+  tsm_locks* l = nullptr;
+  return guarded([&] { l = new tsm_locks(count); }) == 0 ? l : nullptr;
+}
+
+int tsm_locks_destroy(tsm_locks* locks) { return guarded([&] { delete locks; }); }
+
+int tsm_lock_acquire(tsm_locks* locks, size_t i) {
+  if (locks == nullptr) {
+    last_error = "squall: tsm_lock_acquire: no lock array (NULL)";
+    return -1;
+  }
+  return guarded([&] { locks->locks.acquire(i); });
+}
+
+int tsm_lock_release(tsm_locks* locks, size_t i) {
+  if (locks == nullptr) {
+    last_error = "squall: tsm_lock_release: no lock array (NULL)";
+    return -1;
+  }
+  return guarded([&] { locks->locks.release(i); });
+}
+
+int tsm_barrier(void) { return guarded([] { squall::tsm::barrier(); }); }
+
+int tsm_node(void) {
+  int n = -1;
+  return guarded([&] { n = squall::node(); }) == 0 ? n : -1;
+}
+
+int tsm_nodes(void) {
+  int n = -1;
+  return guarded([&] { n = squall::nodes(); }) == 0 ? n : -1;
+}
+
+const char* tsm_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,98 @@
+// The shared heap: any node allocates without the others; every node sees the memory at the
+// same address; allocations never overlap, large ones start on block boundaries; freed space
+// is reused; bad frees and a full heap are reported.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <squall/squall.hpp>
+#include <squall/tsm.hpp>
+
+namespace {
+
+using namespace squall;
+
+void ensure_heap() {
+  if (!tsm::initialized()) tsm::init();  // collective: every node reaches this first in the same test
+}
+
+TEST(Heap, OneNodeAllocatesEveryNodeReads) {
+  ensure_heap();
+  std::uintptr_t where = 0;
+  if (node() == 0) {
+    auto* p = static_cast<std::uint64_t*>(tsm::malloc(1000 * sizeof(std::uint64_t)));
+    for (int i = 0; i < 1000; ++i) p[i] = static_cast<std::uint64_t>(i) * 3;
+    where = reinterpret_cast<std::uintptr_t>(p);
+  }
+  broadcast(where);
+  const auto* p = reinterpret_cast<const std::uint64_t*>(where);
+  std::uint64_t sum = 0;
+  for (int i = 0; i < 1000; ++i) sum += p[i];
+  EXPECT_EQ(sum, 3u * 999 * 1000 / 2);
+  tsm::barrier();
+  if (node() == 0) tsm::heap_free(const_cast<std::uint64_t*>(p));
+  tsm::barrier();
+}
+
+struct range {
+  std::uint64_t start, size;
+  auto operator<=>(const range&) const = default;
+};
+
+TEST(Heap, AllocationsFromEveryNodeNeverOverlap) {
+  ensure_heap();
+  constexpr int per_node = 40;
+  std::vector<range> mine;
+  for (int i = 0; i < per_node; ++i) {
+    const std::size_t size = 8 + static_cast<std::size_t>((node() * 131 + i * 977) % 20000);
+    auto* p = static_cast<std::byte*>(tsm::malloc(size));
+    if (size >= 4096) {
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u) << size;
+    }
+    mine.push_back({reinterpret_cast<std::uintptr_t>(p), size});
+  }
+  // Everyone's ranges: each node broadcasts its list in turn (all lists have one length).
+  std::vector<range> all;
+  for (int who = 0; who < nodes(); ++who) {
+    std::vector<range> theirs = mine;
+    broadcast(std::span(theirs), who);
+    all.insert(all.end(), theirs.begin(), theirs.end());
+  }
+  std::sort(all.begin(), all.end());
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    EXPECT_LE(all[i - 1].start + all[i - 1].size, all[i].start) << "allocations " << i - 1 << " and " << i << " overlap";
+  }
+  tsm::barrier();
+  for (const range& r : mine) tsm::heap_free(reinterpret_cast<void*>(r.start));
+  tsm::barrier();
+}
+
+TEST(Heap, FreedSpaceIsReused) {
+  ensure_heap();
+  if (node() == 0) {
+    void* a = tsm::malloc(100000);
+    tsm::heap_free(a);
+    void* b = tsm::malloc(100000);
+    EXPECT_EQ(a, b);
+    tsm::heap_free(b);
+  }
+  tsm::barrier();
+}
+
+TEST(Heap, MistakesAreReported) {
+  ensure_heap();
+  int local = 0;
+  EXPECT_THROW(tsm::heap_free(&local), usage_error);
+  if (node() == 0) {
+    void* p = tsm::malloc(64);
+    tsm::heap_free(p);
+    EXPECT_THROW(tsm::heap_free(p), usage_error);  // twice
+    EXPECT_THROW(tsm::malloc(std::size_t{1} << 40), usage_error);  // larger than the heap
+  }
+  EXPECT_THROW(tsm::init(), usage_error);  // once only
+  tsm::barrier();
+}
+
+}  // namespace
