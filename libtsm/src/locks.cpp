@@ -40,7 +40,10 @@ struct lock_table {
 // a fixed table of atomic pointers rather than a growing vector.
 constexpr std::size_t max_arrays = 4096;
 std::atomic<lock_table*> tables[max_arrays];
-std::uint32_t next_id = 0;  // program thread only; the same on every node (creation is collective)
+// Program thread only. Creation and destruction are collective, so every node takes and
+// returns ids in the same order and an array has the same id everywhere.
+std::uint32_t next_id = 0;
+std::vector<std::uint32_t> returned_ids;
 
 lock_table& table(std::uint32_t id) {
   lock_table* t = id < max_arrays ? tables[id].load(std::memory_order_acquire) : nullptr;
@@ -95,8 +98,14 @@ void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
 }  // namespace
 
 lock_array::lock_array(std::size_t count) : count_(count) {
-  if (next_id >= max_arrays) throw usage_error("tsm::lock_array: more than 4096 lock arrays were created");
-  id_ = next_id++;
+  if (!returned_ids.empty()) {
+    id_ = returned_ids.back();
+    returned_ids.pop_back();
+  } else if (next_id < max_arrays) {
+    id_ = next_id++;
+  } else {
+    throw usage_error("tsm::lock_array: more than 4096 lock arrays exist at once");
+  }
   auto* t = new lock_table;
   const auto n = static_cast<std::size_t>(squall::nodes());
   t->at_home.resize((count + n - 1) / n);
@@ -109,6 +118,7 @@ lock_array::lock_array(std::size_t count) : count_(count) {
 lock_array::~lock_array() {
   squall::fence();  // every node is done with the locks, and every release has arrived
   delete tables[id_].exchange(nullptr);
+  returned_ids.push_back(id_);
 }
 
 void lock_array::acquire(std::size_t i) {

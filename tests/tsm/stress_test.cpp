@@ -101,6 +101,21 @@ TEST(Locks, ManyLocks) {
   SUCCEED();
 }
 
+// Lock arrays come and go: their ids are reused, so a program may make any number over time.
+TEST(Locks, ArraysComeAndGo) {
+  // 4100 collective creations and destructions: quick on a core per node, tens of seconds
+  // once nodes outnumber cores (collectives wait through the doorbell there).
+  if (nodes() > 2) GTEST_SKIP() << "run on 1 and 2 nodes: a collective per iteration";
+  for (int i = 0; i < 4100; ++i) {  // more than may exist at once
+    tsm::lock_array locks(1);
+    if (i % 1000 == static_cast<int>(node())) {
+      locks.acquire(0);
+      locks.release(0);
+    }
+  }
+  SUCCEED();
+}
+
 TEST(BadInput, IsReportedClearly) {
   tsm::lock_array locks(2);
   EXPECT_THROW(locks.release(0), usage_error);  // not held
