@@ -89,6 +89,46 @@ TEST(Locks, MutualExclusionUnderContention) {
   tsm::free(counter);
 }
 
+// FIFO: node 0 holds lock 0 (homed on node 0) while nodes 1..n-1 ask for it one after
+// another - each only once node 0 has seen the previous request queued - and every node
+// writes its id into a shared log when it gets the lock. The log must list them in the order
+// they asked.
+bool go = false;
+void on_go(am::token&) { go = true; }
+
+TEST(Locks, GrantedInTheOrderAsked) {
+  const int me = node(), n = nodes();
+  if (n < 3) GTEST_SKIP() << "needs 3 nodes";
+  auto* log = tsm::alloc<std::uint64_t>(static_cast<std::size_t>(n) + 1);  // log[0]: next free slot
+  tsm::lock_array lock(1);
+  go = false;
+  tsm::barrier();
+  auto write_log = [&] {
+    const std::uint64_t at = ++log[0];
+    log[at] = static_cast<std::uint64_t>(me);
+  };
+  if (me == 0) {
+    lock.acquire(0);
+    write_log();
+    const auto queued0 = stats::take().get("tsm.lock_requests_queued");
+    for (int k = 1; k < n; ++k) {
+      am::send<on_go>(k);  // your turn to ask
+      const auto want = queued0 + static_cast<std::uint64_t>(k);
+      am::wait_until([want] { return stats::take().get("tsm.lock_requests_queued") >= want; });
+    }
+    lock.release(0);
+  } else {
+    am::wait_until([] { return go; });
+    lock.acquire(0);
+    write_log();
+    lock.release(0);
+  }
+  tsm::barrier();
+  for (int k = 0; k < n; ++k) EXPECT_EQ(log[k + 1], static_cast<std::uint64_t>(k)) << "grant " << k;
+  tsm::barrier();
+  tsm::free(log);
+}
+
 // Many locks cost little: a lock per element of a large array, each taken once by each node.
 TEST(Locks, ManyLocks) {
   constexpr std::size_t count = 100000;
