@@ -12,6 +12,7 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "memory/sigbus_path.hpp"
+#include "memory/stray_access.hpp"
 #include "memory/thread_path.hpp"
 
 namespace squall::memory::detail {
@@ -67,6 +68,7 @@ layer* start() {
   l->path = configured_path();
   l->uffd = open_userfaultfd(l->path == fault_path::sigbus);
   l->space.reserve(base, bytes);
+  install_stray_access_reporter();
   if (l->path == fault_path::sigbus) {
     install_sigbus_handler();
   } else {

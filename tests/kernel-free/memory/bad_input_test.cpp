@@ -92,6 +92,20 @@ TEST(BadInput, NullSegmentHandle) {
   expect_usage_error([&] { s.set_tag(0, tag::invalid); }, "null segment handle");
 }
 
+// The segment range is reserved without access: touching it where no segment is ends the
+// node with a message naming the cause, not a bare segmentation fault.
+TEST(BadInputDeathTest, AccessToAFreedSegment) {
+  EXPECT_DEATH(
+      {
+        auto s = memory::allocate(2 * page);
+        volatile char* p = reinterpret_cast<char*>(s.base());
+        p[0] = 1;
+        memory::free(s);
+        p[0] = 2;
+      },
+      "access to 0x[0-9a-f]+, in the shared-segment range but in no segment \\(memory that was freed");
+}
+
 struct lazy_protocol : memory::protocol {
   void read_fault(memory::segment, memory::block_index) override {}
   void write_fault(memory::segment s, memory::block_index b) override { s.set_tag(b, tag::read_only); }
