@@ -14,4 +14,6 @@ cmake --build "$scratch/build" >/dev/null
 "$scratch/build/consumer_c" | grep -q "consumer_c: node 0 of 1"
 out=$("$scratch/prefix/bin/squallrun" -n 3 "$scratch/build/consumer")
 [ "$(grep -c 'got 42' <<<"$out")" -eq 3 ]
+out=$("$scratch/prefix/bin/squallrun" -n 2 "$scratch/build/consumer_tsm")
+[ "$(grep -c 'read 7' <<<"$out")" -eq 2 ]
 echo "install_find_package: installed, found, built and ran against $scratch/prefix"
