@@ -88,15 +88,18 @@ tcp_transport::tcp_transport(int me, std::vector<int> fds, std::size_t max_packe
   io_ = std::thread([this] { io_loop(); });
 }
 
+void tcp_transport::stop_io_thread() {
+  if (!io_.joinable()) return;
+  stopping_.store(true);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);  // out of epoll_wait
+  io_bell_.fetch_add(1);                                            // out of its parking
+  futex_wake_all(&io_bell_);
+  io_.join();
+}
+
 tcp_transport::~tcp_transport() {
-  if (io_.joinable()) {
-    stopping_.store(true);
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);
-    io_bell_.fetch_add(1);
-    futex_wake_all(&io_bell_);
-    io_.join();
-  }
+  stop_io_thread();
   for (auto& c : conns_) {
     if (c) ::close(c->fd);
   }
@@ -400,12 +403,7 @@ void tcp_transport::shutdown(std::int64_t timeout_ns) {
       ::usleep(200);
     }
   }
-  stopping_.store(true);
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);
-  io_bell_.fetch_add(1);
-  futex_wake_all(&io_bell_);
-  io_.join();
+  stop_io_thread();
 }
 
 }  // namespace squall::tcp

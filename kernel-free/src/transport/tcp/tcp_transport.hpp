@@ -55,6 +55,7 @@ class tcp_transport final : public transport {
  private:
   struct connection;
   void io_loop();
+  void stop_io_thread();  // once: wakes it wherever it waits and joins it
   void read_available(connection& c);           // the I/O thread
   bool poll_sockets();                          // a polling thread of the node
   std::size_t drain_socket(connection& c);      // with c.read_mu held; returns packets queued
