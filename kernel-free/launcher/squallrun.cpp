@@ -102,7 +102,6 @@ void spread_over_hosts(options& o, const std::string& hosts, std::int64_t index)
   o.job_nodes = static_cast<int>(count * o.nodes);
   o.first_node = static_cast<int>(index) * o.nodes;
   setenv("SQUALL_HOSTS", hosts.c_str(), 1);
-  setenv("SQUALL_HOST_INDEX", std::to_string(index).c_str(), 1);
   setenv("SQUALL_NODES_PER_HOST", std::to_string(o.nodes).c_str(), 1);
 }
 

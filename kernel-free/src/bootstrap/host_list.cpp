@@ -68,8 +68,7 @@ std::optional<host_layout> host_layout_from_env(int job_nodes) {
   l.hosts = std::move(*hosts);
   const int count = static_cast<int>(l.hosts.size());
   l.per_host = static_cast<int>(env_int("SQUALL_NODES_PER_HOST", 0, 1, 1 << 16));
-  l.here = static_cast<int>(env_int("SQUALL_HOST_INDEX", -1, 0, count - 1));
-  if (l.per_host == 0 || l.here < 0) fatal("SQUALL_HOSTS needs SQUALL_NODES_PER_HOST and SQUALL_HOST_INDEX (start the program with squallrun --hosts)");
+  if (l.per_host == 0) fatal("SQUALL_HOSTS needs SQUALL_NODES_PER_HOST (start the program with squallrun --hosts)");
   if (l.nodes() != job_nodes) {
     fatal("SQUALL_HOSTS lists %d hosts of %d nodes, but the job has %d nodes", count, l.per_host, job_nodes);
   }

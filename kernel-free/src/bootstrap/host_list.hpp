@@ -2,10 +2,9 @@
 // command runs on every host, given the list of hosts (one IPv4 address each) and the
 // nodes per host. Host k runs nodes k*per_host .. (k+1)*per_host-1; the nodes of one host
 // share memory, and node i listens for its TCP peers on its host's address, port
-// SQUALL_TCP_PORT + i, so every node knows every endpoint without an exchange.
-//   SQUALL_HOSTS           a,b,c       the hosts, in node order
-//   SQUALL_HOST_INDEX      k           which of them this is (squallrun finds it when unset)
-//   SQUALL_NODES_PER_HOST  p
+// SQUALL_TCP_PORT + i, so every node knows every endpoint without an exchange. squallrun
+// passes the layout down in SQUALL_HOSTS (a,b,c: the hosts, in node order) and
+// SQUALL_NODES_PER_HOST; which nodes share this host, the nodes read from the job area.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,11 +20,9 @@ constexpr int default_host_list_port = 41000;  // SQUALL_TCP_PORT when unset wit
 struct host_layout {
   std::vector<std::uint32_t> hosts;  // IPv4, host byte order
   int per_host = 1;
-  int here = 0;  // this host's index
 
   int nodes() const { return static_cast<int>(hosts.size()) * per_host; }
   int host_of(int node) const { return node / per_host; }
-  int first_node() const { return here * per_host; }
   // Where node i listens: its host's address, port base + i.
   std::vector<tcp::endpoint> endpoints(int port_base) const;
 };
