@@ -44,10 +44,18 @@ struct free_list {
       const std::uint64_t start = (r.at + header + align - 1) / align * align - header;
       if (start + size > r.at + r.size) continue;
       const range before{r.at, start - r.at}, after{start + size, r.at + r.size - start - size};
-      // Replace r by what is left on either side (0, 1 or 2 ranges).
-      erase(i);
-      if (after.size != 0 && !insert(after)) return no_space;
-      if (before.size != 0 && !insert(before)) return no_space;
+      // What is left on either side replaces r in place; only a split needs a new slot.
+      if (before.size != 0 && after.size != 0) {
+        if (count == capacity) continue;  // no slot for the split: try another range
+        r = before;
+        insert(after);
+      } else if (before.size != 0) {
+        r = before;
+      } else if (after.size != 0) {
+        r = after;
+      } else {
+        erase(i);
+      }
       return start;
     }
     return no_space;
