@@ -58,10 +58,10 @@ void fill_msg(am::token&, std::uintptr_t block, std::uint64_t offset, am::payloa
   const auto [s, b, p] = locate(block);
   fill(s, b, offset, bytes);
 }
-void ack_msg(am::token& t, std::uintptr_t block, std::uint64_t offset, am::payload bytes) {
+void ack_msg(am::token&, std::uintptr_t block, std::uint64_t offset, am::payload bytes) {
   const auto [s, b, p] = locate(block);
   fill(s, b, offset, bytes);
-  p->on_ack(s, b, t.source(), !bytes.empty());
+  p->on_ack(s, b);
 }
 void grant_msg(am::token&, std::uintptr_t block, bool write, std::uint64_t offset, am::payload bytes) {
   const auto [s, b, p] = locate(block);
@@ -146,7 +146,7 @@ void stache::invalidate(segment s, block_index b, int holder, bool keep_read_onl
   am::send<invalidate_msg>(holder, address_of(s, b), keep_read_only);
 }
 
-void stache::on_ack(segment s, block_index b, int, bool) {
+void stache::on_ack(segment s, block_index b) {
   if (--dir_[b].acks == 0) grant(s, b);
 }
 

@@ -31,7 +31,7 @@ class stache final : public memory::protocol {
   void on_invalidate(segment s, block_index b, int home, bool keep_read_only);  // holder
   // The bytes that came with an ack are already in the protocol view; a grant brings the
   // block's last part (or all of it, or nothing) at `offset`.
-  void on_ack(segment s, block_index b, int from, bool wrote_back);  // home
+  void on_ack(segment s, block_index b);  // home
   void on_grant(segment s, block_index b, bool write, std::size_t offset, am::payload bytes);  // requester
 
   const counts& local_counts() const { return counts_; }
