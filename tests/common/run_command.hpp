@@ -37,6 +37,12 @@ inline outcome run(const std::string& command, int limit_s = 60) {
   return o;
 }
 
+inline int count_of(const std::string& text, const std::string& what) {
+  int c = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++c;
+  return c;
+}
+
 // A command running beside the test (in its own process group), its output going to a
 // file, so that the test can act on the job while it runs and then collect each part.
 class background {
@@ -76,10 +82,7 @@ class background {
   bool wait_for_output(const std::string& what, int times, int limit_s) const {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
     while (std::chrono::steady_clock::now() < until) {
-      const std::string out = output();
-      int c = 0;
-      for (auto p = out.find(what); p != std::string::npos; p = out.find(what, p + 1)) ++c;
-      if (c >= times) return true;
+      if (count_of(output(), what) >= times) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
@@ -111,11 +114,5 @@ class background {
   std::string output_path_;
   std::chrono::steady_clock::time_point started_;
 };
-
-inline int count_of(const std::string& text, const std::string& what) {
-  int c = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++c;
-  return c;
-}
 
 }  // namespace squall::test
