@@ -120,6 +120,13 @@ class segment {
 // handler may be node-local objects). The segment has the same base() on every node.
 segment allocate(std::size_t bytes, const segment_options& options = {});
 
+// Collective: makes pages this process already has at `address` (the same on every node:
+// the program's own data, say) a segment, keeping their bytes as every node's protocol view.
+// `address` must start a page and `bytes` be whole blocks, outside the segment range and
+// every segment. Freeing it makes the range private memory again, holding this node's
+// protocol view.
+segment adopt(void* address, std::size_t bytes, const segment_options& options = {});
+
 // Collective: every node frees the same segment; its memory and address range are returned.
 void free(segment s);
 

@@ -1,5 +1,6 @@
 // The segment API: collective allocation and freeing, and the per-block operations.
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,11 +64,18 @@ std::string bad_home(const segment_state& s) {
   return {};
 }
 
-void map_views(segment_state& s, std::byte* address, int uffd) {
+// `keep` (an adopted range): the memfd starts with the bytes now at `address`. They are
+// copied by the kernel (pwrite through a raw system call), so a sanitizer's poisoned
+// redzones between the program's globals are not read by instrumented code.
+void map_views(segment_state& s, std::byte* address, int uffd, bool keep) {
   s.memfd = ::memfd_create("squall-segment", MFD_CLOEXEC);
   if (s.memfd < 0) fatal("memfd_create for a segment failed: %s", std::strerror(errno));
   if (::ftruncate(s.memfd, static_cast<off_t>(s.bytes)) != 0) {
     fatal("cannot size a segment's memfd to %zu bytes: %s", s.bytes, std::strerror(errno));
+  }
+  if (keep && ::syscall(SYS_pwrite64, s.memfd, address, s.bytes, 0) != static_cast<long>(s.bytes)) {
+    fatal("cannot copy the %zu bytes at %p into a segment: %s", s.bytes, static_cast<void*>(address),
+          std::strerror(errno));
   }
   if (::mmap(address, s.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.memfd, 0) == MAP_FAILED) {
     fatal("cannot map a segment's application view at %p: %s", static_cast<void*>(address), std::strerror(errno));
@@ -88,6 +96,34 @@ void map_views(segment_state& s, std::byte* address, int uffd) {
   if ((r.ioctls & needed) != needed) {
     fatal("userfaultfd offers no UFFDIO_CONTINUE or UFFDIO_WRITEPROTECT on shared memory; this "
           "kernel is too old or built without CONFIG_PTE_MARKER_UFFD_WP (Linux 5.19+ needed)");
+  }
+}
+
+// An adopted range: whole blocks of mapped, writable pages outside every segment.
+void check_adoptable(detail::layer& l, std::byte* address, std::size_t bytes, std::size_t block_size,
+                     const char* api) {
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  if (a % page_size() != 0 || bytes % block_size != 0) {
+    throw usage_error(format("%s: %p + %zu bytes is not whole blocks of %zu bytes starting on a page", api,
+                             static_cast<void*>(address), bytes, block_size));
+  }
+  if (l.space.contains(address) || l.space.contains(address + bytes - 1) ||
+      (a < l.space.base() && a + bytes > l.space.base())) {
+    throw usage_error(format("%s: %p + %zu bytes overlaps the segment range", api, static_cast<void*>(address), bytes));
+  }
+  for (std::size_t off = 0; off < bytes; off += page_size()) {
+    if (detail::find_segment(address + off) != nullptr) {
+      throw usage_error(format("%s: %p is in a segment already", api, static_cast<void*>(address + off)));
+    }
+  }
+}
+
+// An adopted range becomes private memory again, holding this node's protocol view.
+void return_to_private(const segment_state& s) {
+  if (::mmap(s.app, s.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
+      ::syscall(SYS_pread64, s.memfd, s.app, s.bytes, 0) != static_cast<long>(s.bytes)) {
+    fatal("cannot return the adopted range at %p to private memory: %s", static_cast<void*>(s.app),
+          std::strerror(errno));
   }
 }
 
@@ -116,8 +152,11 @@ segment_state& segment_builder::state(segment h, const char* api) {
   return s;
 }
 
-segment allocate(std::size_t bytes, const segment_options& options) {
-  constexpr const char* api = "memory::allocate";
+namespace {
+
+// allocate and adopt: `adopted` is the range to keep (adopt) or nullptr (a range of the
+// segment space).
+segment create(std::size_t bytes, const segment_options& options, std::byte* adopted, const char* api) {
   rt::require(api);
   const std::size_t block_size = options.block_size == 0 ? page_size() : options.block_size;
   if (!is_block_size(block_size)) {
@@ -127,10 +166,11 @@ segment allocate(std::size_t bytes, const segment_options& options) {
   if (bytes == 0) throw usage_error(format("%s: a segment needs at least one byte", api));
   check_tag(options.initial, api);
   detail::layer& l = detail::started_layer();
-  if (bytes > l.space.bytes()) {
+  if (adopted == nullptr && bytes > l.space.bytes()) {
     throw usage_error(format("%s: %zu bytes exceed the segment range (%zu bytes, SQUALL_SEGMENT_SPACE_GIB)",
                              api, bytes, l.space.bytes()));
   }
+  if (adopted != nullptr) check_adoptable(l, adopted, bytes, block_size, api);
   segment_state proposal;  // homes are computed here so that every node can check them
   proposal.bytes = (bytes + block_size - 1) / block_size * block_size;
   proposal.block_size = block_size;
@@ -141,29 +181,35 @@ segment allocate(std::size_t bytes, const segment_options& options) {
 
   const std::uint64_t mine[] = {bytes, block_size, static_cast<std::uint64_t>(proposal.homes),
                                 static_cast<std::uint64_t>(options.initial), hash_of(proposal.home_table),
-                                home_problem.empty() ? 0u : 1u};
+                                home_problem.empty() ? 0u : 1u, reinterpret_cast<std::uintptr_t>(adopted)};
   std::vector<std::uint64_t> lo, hi;
   spread(mine, lo, hi);
   if (hi[5] != 0) {
     throw usage_error(format("%s: %s", api, home_problem.empty() ? "another node's home function gave an invalid node"
                                                                  : home_problem.c_str()));
   }
+  if (lo[6] != hi[6]) {
+    throw usage_error(format("%s: nodes adopt different addresses (this node %p): the program's memory is not "
+                             "at the same address on every node (address-space randomisation?)",
+                             api, static_cast<void*>(adopted)));
+  }
   if (lo != hi) {
     throw usage_error(format("%s is collective: nodes asked for different segments (this node: %zu bytes, "
                              "block size %zu; the home function and initial tag must agree too)",
                              api, bytes, block_size));
   }
-  std::byte* address = l.space.take(proposal.bytes, std::max(block_size, page_size()));
+  std::byte* address = adopted != nullptr ? adopted : l.space.take(proposal.bytes, std::max(block_size, page_size()));
   if (address == nullptr) {
     throw usage_error(format("%s: no room for %zu bytes in the segment range (SQUALL_SEGMENT_SPACE_GIB)", api,
                              proposal.bytes));
   }
   const std::uint32_t index = detail::unused_slot();
   if (index == 0) {
-    l.space.give_back(address, proposal.bytes);
+    if (adopted == nullptr) l.space.give_back(address, proposal.bytes);
     throw usage_error(format("%s: more than %u live segments", api, detail::max_segments - 1));
   }
   segment_state& s = detail::slot(index);
+  s.adopted = adopted != nullptr;
   s.bytes = proposal.bytes;
   s.block_size = block_size;
   s.blocks = proposal.blocks;
@@ -177,10 +223,21 @@ segment allocate(std::size_t bytes, const segment_options& options) {
   for (block_index b = 0; b < s.blocks; ++b) s.tags[b].store(options.initial, std::memory_order_relaxed);
   s.handler.store(options.handler, std::memory_order_relaxed);
   s.generation = l.next_generation++;
-  map_views(s, address, l.uffd.fd);
+  map_views(s, address, l.uffd.fd, s.adopted);
   detail::publish(index);
   barrier();  // no node hears of the segment from another before it exists here
   return segment_builder::handle(s);
+}
+
+}  // namespace
+
+segment allocate(std::size_t bytes, const segment_options& options) {
+  return create(bytes, options, nullptr, "memory::allocate");
+}
+
+segment adopt(void* address, std::size_t bytes, const segment_options& options) {
+  if (address == nullptr) throw usage_error("memory::adopt: a null address");
+  return create(bytes, options, static_cast<std::byte*>(address), "memory::adopt");
 }
 
 void free(segment h) {
@@ -195,7 +252,11 @@ void free(segment h) {
   {
     detail::faults_held_off no_fault_in_flight;  // a fault thread may still serve a late report
     s.live.store(false, std::memory_order_release);
-    l.space.give_back(s.app, s.bytes);  // unmaps the application view, unregistering it
+    if (s.adopted) {
+      return_to_private(s);
+    } else {
+      l.space.give_back(s.app, s.bytes);  // unmaps the application view, unregistering it
+    }
   }
   ::munmap(s.proto, s.bytes);
   ::close(s.memfd);

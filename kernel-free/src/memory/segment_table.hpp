@@ -23,6 +23,7 @@ struct segment_state {
   std::size_t bytes = 0, block_size = 0, blocks = 0;
   unsigned block_shift = 0;
   int memfd = -1;
+  bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;
   home_kind homes = home_kind::round_robin;
   int nodes = 1;

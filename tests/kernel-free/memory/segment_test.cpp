@@ -1,5 +1,6 @@
 // Global segments: one address on every node, block sizes, homes, collective freeing.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
@@ -120,6 +121,59 @@ TEST(Segment, BadHomeIsReportedOnEveryNode) {
                usage_error);
   auto s = memory::allocate(page);
   memory::free(s);
+}
+
+// Private pages of this process at `address`, holding `fill`: what adopt takes over (the
+// same address on every node, as the program's data is when its layout is identical).
+std::byte* private_pages(std::uintptr_t address, std::size_t bytes, std::uint8_t fill) {
+  void* p = ::mmap(reinterpret_cast<void*>(address), bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  EXPECT_EQ(p, reinterpret_cast<void*>(address));
+  std::memset(p, fill, bytes);
+  return static_cast<std::byte*>(p);
+}
+constexpr std::uintptr_t adopt_at = 0x3f0000000000;
+
+TEST(Segment, AdoptKeepsTheBytesAndFreeLeavesThemPrivate) {
+  std::byte* pages = private_pages(adopt_at, 4 * page, 0x5a);
+  memory::testing::raise_only proto;
+  const int before = segment_mappings();
+  auto s = memory::adopt(pages, 4 * page, {.handler = &proto, .initial = tag::invalid});
+  EXPECT_EQ(s.base(), pages);
+  EXPECT_EQ(memory::segment_of(pages + page), s);
+  EXPECT_EQ(segment_mappings(), before + 2);
+  EXPECT_EQ(static_cast<int>(s.protocol_view(3)[7]), 0x5a);  // the bytes, before any access
+  EXPECT_EQ(static_cast<int>(pages[2 * page + 1]), 0x5a);    // through a read fault
+  EXPECT_EQ(proto.reads, 1);
+  pages[2 * page + 1] = std::byte{0x11};
+  EXPECT_EQ(proto.writes, 1);
+  memory::free(s);
+  EXPECT_EQ(segment_mappings(), before);
+  EXPECT_THROW(memory::segment_of(pages), usage_error);
+  EXPECT_EQ(static_cast<int>(pages[2 * page + 1]), 0x11);  // private again, with the last bytes
+  EXPECT_EQ(static_cast<int>(pages[0]), 0x5a);
+  pages[0] = std::byte{1};  // and plain memory: no fault handler runs
+  EXPECT_EQ(proto.reads + proto.writes, 2);
+  ::munmap(pages, 4 * page);
+}
+
+TEST(Segment, AdoptNeedsTheSameAddressEverywhereAndWholeBlocks) {
+  const std::uintptr_t mine = adopt_at + static_cast<std::uintptr_t>(nodes() > 1 ? node() : 0) * 16 * page;
+  std::byte* pages = private_pages(mine, 4 * page, 0);
+  if (nodes() > 1) {
+    try {
+      memory::adopt(pages, 4 * page);
+      ADD_FAILURE() << "adopt at different addresses was accepted";
+    } catch (const usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("not at the same address on every node"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(memory::adopt(pages + 1, page), usage_error);
+  EXPECT_THROW(memory::adopt(pages, 3 * page, {.block_size = 2 * page}), usage_error);
+  auto s = memory::allocate(page);  // the failed calls left the nodes in step
+  EXPECT_THROW(memory::adopt(s.base(), page), usage_error);
+  memory::free(s);
+  ::munmap(pages, 4 * page);
 }
 
 }  // namespace
