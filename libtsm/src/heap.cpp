@@ -1,4 +1,4 @@
-// The shared heap: one TSM segment made collectively by tsm::init, from which any node
+// The shared heap: TSM segments made collectively by tsm::init, from which any node
 // allocates at any time (tsm::malloc, G_MALLOC) without the others taking part. Node 0 keeps
 // the free list; a node asks it by message (am::call) and gets an offset back, valid on every
 // node since the segment sits at the same address everywhere.
@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
@@ -94,18 +95,46 @@ struct free_list {
   }
 };
 
-struct heap_state {
+// An arena is a range of the heap with its own free list at node 0: arena 0 is the heap
+// (homes as tsm::init's options say); arena 1 + h is node h's part of the placed heap.
+struct arena {
   std::byte* base = nullptr;
   std::uint64_t size = 0;
   free_list* free = nullptr;  // node 0 only
+};
+
+struct heap_state {
+  std::byte* base = nullptr;    // the heap
+  std::uint64_t size = 0;
+  std::byte* placed = nullptr;  // the placed heap: `nodes` parts of part_size, part h homed at h
+  std::uint64_t part_size = 0;
+  std::vector<arena> arenas;    // made at init, never resized: handlers read it
 };
 heap_state heap;
 
 std::uint64_t rounded(std::uint64_t bytes) { return (std::max<std::uint64_t>(bytes, 1) + granule - 1) / granule * granule; }
 
 // Node 0's handlers.
-std::uint64_t allocate_msg(am::token&, std::uint64_t bytes) { return heap.free->take(rounded(bytes)); }
-void free_msg(am::token&, std::uint64_t at, std::uint64_t bytes) { heap.free->give_back(at, rounded(bytes)); }
+std::uint64_t allocate_msg(am::token&, std::uint32_t arena, std::uint64_t bytes) {
+  return heap.arenas[arena].free->take(rounded(bytes));
+}
+void free_msg(am::token&, std::uint32_t arena, std::uint64_t at, std::uint64_t bytes) {
+  heap.arenas[arena].free->give_back(at, rounded(bytes));
+}
+
+void* allocate_in(std::uint32_t index, std::size_t bytes) {
+  if (heap.base == nullptr) throw usage_error("tsm::malloc called before tsm::init");
+  const arena& a = heap.arenas[index];
+  const std::uint64_t want = rounded(bytes) + header;
+  const std::uint64_t at = am::call<allocate_msg>(0, index, want);
+  if (at == no_space) {
+    throw usage_error("tsm::malloc: no room for " + std::to_string(bytes) + " bytes in the shared heap" +
+                      (index == 0 ? "" : "'s part homed at node " + std::to_string(index - 1)) + " of " +
+                      std::to_string(a.size >> 20) + " MiB (SQUALL_TSM_HEAP_MIB)");
+  }
+  *reinterpret_cast<std::uint64_t*>(a.base + at) = want;
+  return a.base + at + header;
+}
 
 std::uint64_t heap_bytes_from_env() {
   const char* v = std::getenv("SQUALL_TSM_HEAP_MIB");
@@ -123,42 +152,54 @@ std::uint64_t heap_bytes_from_env() {
 
 void init(const options& opt) {
   if (heap.base != nullptr) throw usage_error("tsm::init called twice");
+  const auto n = static_cast<std::uint64_t>(squall::nodes());
   heap.size = heap_bytes_from_env();
   heap.base = static_cast<std::byte*>(alloc_bytes(heap.size, opt));
+  heap.part_size = std::max<std::uint64_t>(heap.size / n / opt.block_size, 1) * opt.block_size;
+  options placed = opt;
+  placed.homes = memory::home_policy::partition();
+  heap.placed = static_cast<std::byte*>(alloc_bytes(heap.part_size * n, placed));
+  heap.arenas.resize(1 + n);
+  heap.arenas[0] = {heap.base, heap.size, nullptr};
+  for (std::uint64_t h = 0; h < n; ++h) heap.arenas[1 + h] = {heap.placed + h * heap.part_size, heap.part_size, nullptr};
   if (squall::node() == 0) {
-    heap.free = new free_list;
-    heap.free->block = opt.block_size;
-    heap.free->insert({0, heap.size});
+    for (arena& a : heap.arenas) {
+      a.free = new free_list;
+      a.free->block = opt.block_size;
+      a.free->insert({0, a.size});
+    }
   }
-  squall::barrier();  // node 0's free list is ready before anyone asks
+  squall::barrier();  // node 0's free lists are ready before anyone asks
 }
 
 bool initialized() { return heap.base != nullptr; }
 
-void* malloc(std::size_t bytes) {
-  if (heap.base == nullptr) throw usage_error("tsm::malloc called before tsm::init");
-  const std::uint64_t want = rounded(bytes) + header;
-  const std::uint64_t at = am::call<allocate_msg>(0, want);
-  if (at == no_space) {
-    throw usage_error("tsm::malloc: no room for " + std::to_string(bytes) + " bytes in the shared heap of " +
-                      std::to_string(heap.size >> 20) + " MiB (SQUALL_TSM_HEAP_MIB)");
+void* malloc(std::size_t bytes) { return allocate_in(0, bytes); }
+
+void* malloc(std::size_t bytes, int home) {
+  if (home < 0 || home >= squall::nodes()) {
+    throw usage_error("tsm::malloc: home node " + std::to_string(home) + " does not exist (nodes are 0.." +
+                      std::to_string(squall::nodes() - 1) + ")");
   }
-  *reinterpret_cast<std::uint64_t*>(heap.base + at) = want;
-  return heap.base + at + header;
+  return allocate_in(static_cast<std::uint32_t>(1 + home), bytes);
 }
 
 void heap_free(void* p) {
   auto* b = static_cast<std::byte*>(p);
-  if (heap.base == nullptr || b < heap.base + header || b >= heap.base + heap.size) {
-    throw usage_error("tsm::heap_free: the address is not in the shared heap");
+  std::uint32_t index = 0;
+  while (index < heap.arenas.size() &&
+         !(b >= heap.arenas[index].base + header && b < heap.arenas[index].base + heap.arenas[index].size)) {
+    ++index;
   }
-  const std::uint64_t at = static_cast<std::uint64_t>(b - heap.base) - header;
-  const std::uint64_t size = *reinterpret_cast<std::uint64_t*>(heap.base + at);
-  if (size < header || size > heap.size - at) {
+  if (index == heap.arenas.size()) throw usage_error("tsm::heap_free: the address is not in the shared heap");
+  const arena& a = heap.arenas[index];
+  const std::uint64_t at = static_cast<std::uint64_t>(b - a.base) - header;
+  const std::uint64_t size = *reinterpret_cast<std::uint64_t*>(a.base + at);
+  if (size < header || size > a.size - at) {
     throw usage_error("tsm::heap_free: the address was not returned by tsm::malloc, or was freed already");
   }
-  *reinterpret_cast<std::uint64_t*>(heap.base + at) = 0;  // a second free of it is caught above
-  am::send<free_msg>(0, at, size);
+  *reinterpret_cast<std::uint64_t*>(a.base + at) = 0;  // a second free of it is caught above
+  am::send<free_msg>(0, index, at, size);
 }
 
 }  // namespace squall::tsm

@@ -1,7 +1,9 @@
 // TSM segments: a global segment per allocation with its own stache protocol object,
 // every block Invalid on every node (the home's own accesses fault like anyone's).
 #include <atomic>
+#include <cstdint>
 #include <map>
+#include <string>
 #include <memory>
 
 #include <squall/collectives.hpp>
@@ -16,6 +18,7 @@ namespace {
 struct allocation {
   memory::segment seg;
   std::unique_ptr<detail::stache> protocol;
+  bool shared = false;  // tsm::share, not tsm::alloc
 };
 // Touched only by the program thread (allocation and freeing are collective calls).
 std::map<const void*, allocation>& allocations() {
@@ -25,13 +28,17 @@ std::map<const void*, allocation>& allocations() {
 
 bool power_of_two(std::size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+void check_block_size(const options& opt, const char* api) {
+  if (!power_of_two(opt.block_size) || opt.block_size < 4096) {
+    throw usage_error(std::string(api) + ": the block size must be a power of two of at least 4096 bytes (got " +
+                      std::to_string(opt.block_size) + ")");
+  }
+}
+
 }  // namespace
 
 void* alloc_bytes(std::size_t bytes, const options& opt) {
-  if (!power_of_two(opt.block_size) || opt.block_size < 4096) {
-    throw usage_error("tsm::alloc: the block size must be a power of two of at least 4096 bytes (got " +
-                      std::to_string(opt.block_size) + ")");
-  }
+  check_block_size(opt, "tsm::alloc");
   if (bytes == 0) bytes = 1;
   const std::size_t blocks = (bytes + opt.block_size - 1) / opt.block_size;
   auto protocol = std::make_unique<detail::stache>(blocks);
@@ -43,9 +50,36 @@ void* alloc_bytes(std::size_t bytes, const options& opt) {
   return base;
 }
 
+void* share(void* address, std::size_t bytes, const options& opt) {
+  check_block_size(opt, "tsm::share");
+  const std::size_t blocks = (bytes + opt.block_size - 1) / opt.block_size;
+  auto protocol = std::make_unique<detail::stache>(blocks);
+  const memory::segment seg = memory::adopt(
+      address, blocks * opt.block_size,
+      {.block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid});
+  allocations().emplace(address, allocation{seg, std::move(protocol), true});
+  return address;
+}
+
+void unshare(void* address) {
+  auto it = allocations().find(address);
+  if (it == allocations().end() || !it->second.shared) {
+    throw usage_error("tsm::unshare: the address was not given to tsm::share, or was unshared already");
+  }
+  const memory::segment& seg = it->second.seg;
+  // Every node takes a read copy of every block, so that each protocol view holds the
+  // latest bytes when the pages become private; nobody writes after the barrier.
+  for (memory::block_index b = 0; b < seg.blocks(); ++b) {
+    (void)*reinterpret_cast<const volatile std::uint8_t*>(seg.address_of(b));
+  }
+  squall::fence();
+  memory::free(seg);  // collective: private pages with those bytes
+  allocations().erase(it);
+}
+
 void free(void* p) {
   auto it = allocations().find(p);
-  if (it == allocations().end()) {
+  if (it == allocations().end() || it->second.shared) {
     throw usage_error("tsm::free: the address was not returned by tsm::alloc, or was freed already");
   }
   squall::fence();               // no protocol message for it is still on the way

@@ -81,6 +81,20 @@ TEST(Heap, FreedSpaceIsReused) {
   tsm::barrier();
 }
 
+TEST(Heap, PlacedAllocationsAreHomedWhereAsked) {
+  ensure_heap();
+  const int home = (node() + 1) % nodes();
+  auto* p = static_cast<std::byte*>(tsm::malloc(3 * 4096 + 100, home));
+  const memory::segment s = memory::segment_of(p);
+  for (std::size_t off = 0; off < 3 * 4096 + 100; off += 4096) EXPECT_EQ(s.home(s.block_of(p + off)), home);
+  p[5] = std::byte{9};  // usable like any TSM memory
+  EXPECT_EQ(static_cast<int>(p[5]), 9);
+  barrier();
+  tsm::heap_free(p);
+  EXPECT_THROW(tsm::malloc(8, nodes()), usage_error);
+  EXPECT_THROW(tsm::malloc(8, -1), usage_error);
+}
+
 TEST(Heap, MistakesAreReported) {
   ensure_heap();
   int local = 0;

@@ -45,12 +45,23 @@ T* alloc(std::size_t count, const options& opt = {}) {
 // Collective: frees what alloc returned (usage_error for anything else, or twice).
 void free(void* p);
 
+// Collective: makes pages this process already has at `address` (the same on every node,
+// such as the program's own data and bss) TSM memory from now on, starting from the bytes
+// each block's home has there. `bytes` is rounded up to whole blocks, which must be pages
+// the program owns. unshare (collective) makes them private again, each node keeping the
+// latest bytes of every block.
+void* share(void* address, std::size_t bytes, const options& opt = {});
+void unshare(void* address);
+
 // Collective: makes the shared heap (SQUALL_TSM_HEAP_MIB, default 256) with these options.
 void init(const options& opt = {});
 bool initialized();
 // Any node, any time after init: shared memory at the same address on every node, zeroed
 // when first allocated. usage_error when the heap is full.
 void* malloc(std::size_t bytes);
+// The same, with every block of it homed at node `home`: from the placed heap, a part of
+// the heap's size divided among the nodes.
+void* malloc(std::size_t bytes, int home);
 void heap_free(void* p);  // usage_error for an address malloc did not return, or freed twice
 
 // Protocol counts of this node for the segment holding p (usage_error if none does).
