@@ -18,9 +18,15 @@ namespace {
 
 constexpr int max_retries = 64;
 
+// The next definition after this library's; when the C library comes first in the lookup
+// order (this library loaded only as another library's dependency), the C library's own.
 template <class F>
 F next_definition(F, const char* name) {
   void* f = dlsym(RTLD_NEXT, name);
+  if (f == nullptr) {
+    static void* const c = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (c != nullptr) f = dlsym(c, name);
+  }
   if (f == nullptr) fatal("cannot find the C library's %s", name);
   return reinterpret_cast<F>(f);
 }
