@@ -110,7 +110,7 @@ struct heap_state {
   std::uint64_t part_size = 0;
   std::vector<arena> arenas;    // made at init, never resized: handlers read it
 };
-heap_state heap;
+heap_state& heap = *new heap_state;  // never destroyed: a handler may still run during exit
 
 std::uint64_t rounded(std::uint64_t bytes) { return (std::max<std::uint64_t>(bytes, 1) + granule - 1) / granule * granule; }
 

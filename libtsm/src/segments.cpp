@@ -28,6 +28,11 @@ std::map<const void*, allocation>& allocations() {
 
 bool power_of_two(std::size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// A read of one byte, for its fault: it may be a sanitizer's redzone between two globals.
+__attribute__((no_sanitize("address"))) void read_fault_in(const void* p) {
+  (void)*static_cast<const volatile std::uint8_t*>(p);
+}
+
 void check_block_size(const options& opt, const char* api) {
   if (!power_of_two(opt.block_size) || opt.block_size < 4096) {
     throw usage_error(std::string(api) + ": the block size must be a power of two of at least 4096 bytes (got " +
@@ -69,9 +74,7 @@ void unshare(void* address) {
   const memory::segment& seg = it->second.seg;
   // Every node takes a read copy of every block, so that each protocol view holds the
   // latest bytes when the pages become private; nobody writes after the barrier.
-  for (memory::block_index b = 0; b < seg.blocks(); ++b) {
-    (void)*reinterpret_cast<const volatile std::uint8_t*>(seg.address_of(b));
-  }
+  for (memory::block_index b = 0; b < seg.blocks(); ++b) read_fault_in(seg.address_of(b));
   squall::fence();
   memory::free(seg);  // collective: private pages with those bytes
   allocations().erase(it);

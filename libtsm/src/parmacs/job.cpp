@@ -1,0 +1,154 @@
+// The life of a PARMACS job: every node starts the runtime before main (MAIN_ENV's
+// constructor calls squall_parmacs_boot); node 0 runs main and hands functions to the other
+// nodes with CREATE; at node 0's exit every node stops together.
+//
+// Node 0 keeps which workers run a function; a worker tells it when its function returns.
+// WAIT_FOR_END waits for all of them, whatever its argument (forms differ on whether it
+// counts main).
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <squall/am.hpp>
+#include <squall/error.hpp>
+#include <squall/parmacs.h>
+#include <squall/runtime.hpp>
+#include <squall/tsm.hpp>
+
+#include "parmacs/parmacs.hpp"
+
+extern char** environ;
+
+namespace squall::tsm::parmacs {
+namespace {
+
+using entry = void* (*)(void*);
+
+struct job {
+  byte_range data;                                      // the program's globals, shared
+  std::unique_ptr<std::atomic<bool>[]> busy;            // node 0: per node, runs a function
+  std::atomic<long> busy_count{0};                      // node 0
+  std::atomic<bool> main_can_arrive{true};              // node 0: main may still reach a barrier
+  std::atomic<std::uintptr_t> assigned{0};              // a worker: the function to run
+  std::atomic<bool> ended{false};                       // a worker: node 0 ended the job
+};
+job* the_job = nullptr;
+
+void run_msg(am::token&, std::uint64_t function) { the_job->assigned.store(function); }
+void end_msg(am::token&) { the_job->ended.store(true); }
+void done_msg(am::token& t) {
+  the_job->busy[t.source()].store(false);
+  the_job->busy_count.fetch_sub(1);
+  check_barriers();
+}
+void recheck_msg(am::token&) { check_barriers(); }  // on node 0, under the node lock
+
+// Address randomisation off, so that every node has the same layout: the executable, its
+// data, the libraries and the heaps at the same addresses. Runs the program again once.
+void fix_the_layout(char** argv) {
+  const int current = personality(0xffffffff);
+  if (current == -1 || (current & ADDR_NO_RANDOMIZE) != 0) return;
+  if (personality(static_cast<unsigned long>(current) | ADDR_NO_RANDOMIZE) == -1) return;
+  execve("/proc/self/exe", argv, environ);
+  // Not restarted: sharing the globals then reports that the nodes' layouts differ.
+}
+
+void flush_output() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+}
+
+// Every node, together: the globals become private again, each node holding their last
+// bytes (what runs after, such as the executable's destructors, still reads them), then
+// the runtime stops.
+void finish() {
+  flush_output();
+  stop_sync();
+  tsm::unshare(the_job->data.start);
+  squall::finalize();
+}
+
+void end_of_job() {
+  if (squall::node() != 0 || !squall::initialized()) return;
+  the_job->main_can_arrive.store(false);
+  am::send<recheck_msg>(0);
+  am::wait_until([] { return the_job->busy_count.load() == 0; });
+  for (int i = 1; i < squall::nodes(); ++i) am::send<end_msg>(i);
+  finish();
+}
+
+[[noreturn]] void serve_as_worker() {
+  for (;;) {
+    am::wait_until([] { return the_job->assigned.load() != 0 || the_job->ended.load(); });
+    const std::uintptr_t f = the_job->assigned.exchange(0);
+    if (f == 0) break;
+    reinterpret_cast<entry>(f)(nullptr);
+    flush_output();  // its output is out before node 0 hears that it ended
+    am::send<done_msg>(0);
+    am::flush();
+  }
+  finish();
+  std::exit(0);
+}
+
+}  // namespace
+
+long running_processes() {
+  return (the_job->main_can_arrive.load() ? 1 : 0) + the_job->busy_count.load();
+}
+
+}  // namespace squall::tsm::parmacs
+
+using namespace squall;
+using namespace squall::tsm::parmacs;
+
+extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void)) {
+  if (the_job != nullptr) return;
+  fix_the_layout(argv);
+  try {
+    squall::init(&argc, &argv);
+    the_job = new job;
+    the_job->busy = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(squall::nodes()));
+    tsm::init();
+    start_sync();
+    the_job->data = program_data();
+    tsm::share(the_job->data.start, the_job->data.bytes,
+               {.block_size = 4096, .homes = memory::home_policy::function([](memory::block_index) { return 0; })});
+  } catch (const std::exception& e) {
+    fail("cannot start: %s", e.what());
+  }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // whole lines reach squallrun's terminal
+  if (squall::node() != 0) serve_as_worker();
+  std::atexit(end_of_job);
+}
+
+extern "C" void squall_parmacs_create(void (*f)(void), long workers) {
+  if (squall::node() != 0) fail("CREATE: only main (node 0) starts workers; node %d tried", squall::node());
+  const long count = workers < 0 ? 1 : workers - 1;
+  for (long k = 0; k < count; ++k) {
+    int idle = 1;
+    while (idle < squall::nodes() && the_job->busy[idle].load()) ++idle;
+    if (idle == squall::nodes()) {
+      fail("CREATE: the program starts more workers than the %d node(s) besides node 0; run squallrun -n %ld "
+           "or more, or ask the program for fewer processes",
+           squall::nodes() - 1, the_job->busy_count.load() + (count - k) + 1);
+    }
+    the_job->busy[idle].store(true);
+    the_job->busy_count.fetch_add(1);
+    am::send<run_msg>(idle, reinterpret_cast<std::uintptr_t>(f));
+  }
+  am::flush();
+  if (workers >= 0) reinterpret_cast<entry>(reinterpret_cast<void*>(f))(nullptr);
+}
+
+extern "C" void squall_parmacs_wait_for_end(long) {
+  if (squall::node() != 0) fail("WAIT_FOR_END: only main (node 0) waits for the workers");
+  the_job->main_can_arrive.store(false);
+  am::send<recheck_msg>(0);
+  am::wait_until([] { return the_job->busy_count.load() == 0; });
+  the_job->main_can_arrive.store(true);
+}

@@ -1,0 +1,286 @@
+// PARMACS synchronisation on top of TSM: locks are one tsm::lock_array made at boot (lock
+// ids handed out by node 0); barriers, pauses (semaphores) and global subscripts live at
+// node 0, which queues the waiting nodes and answers them by message. Each object in shared
+// memory holds only its id, so it can sit in G_MALLOC memory or a global.
+//
+// Node 0's tables are made at boot and never grow: its handlers may run inside one of its
+// own fault handlers on the SIGBUS path, where nothing may allocate.
+#include <atomic>
+#include <cstdarg>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <vector>
+
+#include <unistd.h>
+
+#include <squall/am.hpp>
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/parmacs.h>
+#include <squall/runtime.hpp>
+#include <squall/stats.hpp>
+#include <squall/tsm.hpp>
+
+#include "parmacs/parmacs.hpp"
+
+namespace squall::tsm::parmacs {
+namespace {
+
+stats::counter barrier_waits("parmacs.barrier_waits");
+stats::counter pause_waits("parmacs.pause_waits");
+
+enum class kind : std::uint8_t { none, barrier, pause, subscript };
+const char* const kind_names[] = {"", "BARRIER", "PAUSE", "GETSUB"};
+
+struct object {
+  kind what = kind::none;
+  long expected = 0;  // barrier: BARINIT's count (0: each BARRIER gives it)
+  long episode = 0;   // barrier: the count of the episode in progress
+  long arrived = 0;   // barrier: nodes waiting in it; subscript: -1s given this round
+  long value = 0;     // pause: published and not taken; subscript: the next one
+  int first = -1, last = -1;  // waiting nodes, oldest first
+};
+
+struct node0_tables {
+  std::vector<object> objects;  // by id
+  std::size_t used = 0;
+  std::vector<int> next;        // per node: the node behind it in a queue (one wait at a time)
+  std::size_t locks_used = 0;
+};
+
+std::size_t env_count(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != '\0' || n == 0 || n > (1ull << 26)) fail("%s must be a count from 1 to 67108864 (got '%s')", name, v);
+  return n;
+}
+
+std::unique_ptr<lock_array> locks;
+std::unique_ptr<node0_tables> node0;  // node 0 only
+std::atomic<bool> granted{false};     // this node's wait was answered
+
+// ---- node 0 ----
+
+void grant_msg(am::token&) { granted.store(true); }
+
+void enqueue(object& o, int node) {
+  node0->next[node] = -1;
+  if (o.last < 0) o.first = node; else node0->next[o.last] = node;
+  o.last = node;
+}
+int dequeue(object& o) {
+  const int node = o.first;
+  o.first = node0->next[node];
+  if (o.first < 0) o.last = -1;
+  return node;
+}
+
+object& checked(std::uint64_t id, kind want, int from) {
+  if (id == 0 || id > node0->used || node0->objects[id - 1].what != want) {
+    fail("%s on node %d: the object was not initialised by %sINIT (or the memory holding it was overwritten)",
+         kind_names[static_cast<int>(want)], from, want == kind::subscript ? "GS" : kind_names[static_cast<int>(want)]);
+  }
+  return node0->objects[id - 1];
+}
+
+std::uint64_t new_object_msg(am::token&, std::uint8_t what, long expected) {
+  if (node0->used == node0->objects.size()) {
+    fail("more than %zu barriers, pauses and global subscripts (raise SQUALL_PARMACS_OBJECTS)", node0->objects.size());
+  }
+  node0->objects[node0->used] = object{static_cast<kind>(what), expected};
+  return ++node0->used;
+}
+
+std::uint64_t new_locks_msg(am::token&, std::uint64_t count) {
+  if (count > locks->size() - node0->locks_used) {
+    fail("LOCKINIT: more than %zu locks (raise SQUALL_PARMACS_LOCKS)", locks->size());
+  }
+  node0->locks_used += count;
+  return node0->locks_used - count + 1;
+}
+
+void release_barrier(object& o) {
+  while (o.first >= 0) am::send<grant_msg>(dequeue(o));
+  o.arrived = 0;
+}
+
+void arrive_msg(am::token& t, std::uint64_t id, long count) {
+  object& o = checked(id, kind::barrier, t.source());
+  const long n = count > 0 ? count : o.expected;
+  if (n <= 0) fail("BARRIER on node %d: no count, neither in BARRIER nor in BARINIT", t.source());
+  if (o.arrived == 0) {
+    o.episode = n;
+  } else if (n != o.episode) {
+    fail("BARRIER: node %d entered it for %ld processes, but %ld node(s) before it for %ld", t.source(), n,
+         o.arrived, o.episode);
+  }
+  enqueue(o, t.source());
+  if (++o.arrived == n) release_barrier(o);
+  else check_barriers();
+}
+
+void pause_set_msg(am::token& t, std::uint64_t id) {
+  object& o = checked(id, kind::pause, t.source());
+  if (o.first >= 0) am::send<grant_msg>(dequeue(o)); else ++o.value;
+}
+void pause_clear_msg(am::token& t, std::uint64_t id) { checked(id, kind::pause, t.source()).value = 0; }
+void pause_wait_msg(am::token& t, std::uint64_t id) {
+  object& o = checked(id, kind::pause, t.source());
+  if (o.value > 0) {
+    --o.value;
+    am::send<grant_msg>(t.source());
+  } else {
+    enqueue(o, t.source());
+  }
+}
+
+// Subscripts 0..max, each once; then -1 to each of the `processes` callers, after which the
+// next round starts at 0 again (so a process that is done cannot take a late one's -1).
+long getsub_msg(am::token& t, std::uint64_t id, long max, long processes) {
+  object& o = checked(id, kind::subscript, t.source());
+  if (o.value <= max) return o.value++;
+  if (++o.arrived >= processes) {
+    o.value = 0;
+    o.arrived = 0;
+  }
+  return -1;
+}
+
+// ---- any node ----
+
+void wait_for_grant() { am::wait_until([] { return granted.load(); }); }
+
+std::uint64_t new_object(kind what, long expected) {
+  return am::call<new_object_msg>(0, static_cast<std::uint8_t>(what), expected);
+}
+
+std::size_t lock_index(const squall_parmacs_lock_t* l, const char* macro) {
+  const unsigned long id = l->id;
+  if (id == 0 || id > locks->size()) fail("%s: the lock was not initialised by LOCKINIT or ALOCKINIT", macro);
+  return id - 1;
+}
+
+}  // namespace
+
+void fail(const char* fmt, ...) {
+  char text[1024];
+  int n = snprintf(text, sizeof text, "squall parmacs (node %d): ", squall::initialized() ? squall::node() : -1);
+  va_list args;
+  va_start(args, fmt);
+  n += vsnprintf(text + n, sizeof text - static_cast<std::size_t>(n) - 1, fmt, args);
+  va_end(args);
+  if (n > static_cast<int>(sizeof text) - 2) n = static_cast<int>(sizeof text) - 2;
+  text[n++] = '\n';
+  (void)!write(STDERR_FILENO, text, static_cast<std::size_t>(n));
+  _exit(1);
+}
+
+void start_sync() {
+  locks = std::make_unique<lock_array>(env_count("SQUALL_PARMACS_LOCKS", std::size_t{1} << 16));
+  if (squall::node() == 0) {
+    node0 = std::make_unique<node0_tables>();
+    node0->objects.resize(env_count("SQUALL_PARMACS_OBJECTS", std::size_t{1} << 16));
+    node0->next.assign(static_cast<std::size_t>(squall::nodes()), -1);
+  }
+  squall::barrier();  // node 0's tables exist before anyone asks
+}
+
+void stop_sync() { locks.reset(); }  // collective (a fence), before the runtime stops
+
+void check_barriers() {
+  const long running = running_processes();
+  for (std::size_t i = 0; i < node0->used; ++i) {
+    const object& o = node0->objects[i];
+    if (o.what == kind::barrier && o.arrived > 0 && o.episode > running) {
+      fail("BARRIER waits for %ld processes, but only %ld are running (main, unless it waits in WAIT_FOR_END "
+           "or has ended, and the workers CREATE started); %ld arrived",
+           o.episode, running, o.arrived);
+    }
+  }
+}
+
+}  // namespace squall::tsm::parmacs
+
+using namespace squall;
+using namespace squall::tsm::parmacs;
+
+extern "C" {
+
+void* squall_parmacs_malloc(size_t bytes, long home) {
+  try {
+    return home < 0 ? tsm::malloc(bytes) : tsm::malloc(bytes, static_cast<int>(home));
+  } catch (const std::exception& e) {
+    fail("G_MALLOC: %s", e.what());
+  }
+}
+
+void squall_parmacs_free(void* p) {
+  try {
+    tsm::heap_free(p);
+  } catch (const std::exception& e) {
+    fail("G_FREE: %s", e.what());
+  }
+}
+
+void squall_parmacs_lock_init(squall_parmacs_lock_t* l, long count) {
+  if (count <= 0) fail("ALOCKINIT: %ld locks", count);
+  const std::uint64_t first = am::call<new_locks_msg>(0, static_cast<std::uint64_t>(count));
+  for (long i = 0; i < count; ++i) l[i].id = first + static_cast<std::uint64_t>(i);
+}
+
+void squall_parmacs_lock(squall_parmacs_lock_t* l) {
+  const std::size_t i = lock_index(l, "LOCK");
+  try {
+    locks->acquire(i);
+  } catch (const std::exception& e) {
+    fail("LOCK: %s", e.what());
+  }
+}
+
+void squall_parmacs_unlock(squall_parmacs_lock_t* l) {
+  const std::size_t i = lock_index(l, "UNLOCK");
+  try {
+    locks->release(i);
+  } catch (const std::exception&) {
+    fail("UNLOCK of a lock this process does not hold (lock %zu)", i);
+  }
+}
+
+void squall_parmacs_barrier_init(squall_parmacs_barrier_t* b, long count) {
+  if (count < 0) fail("BARINIT: a count of %ld", count);
+  b->id = new_object(kind::barrier, count);
+}
+
+void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
+  if (count < 0) fail("BARRIER: a count of %ld", count);
+  barrier_waits.add();
+  granted.store(false);
+  am::send<arrive_msg>(0, std::uint64_t{b->id}, count);
+  wait_for_grant();
+}
+
+void squall_parmacs_pause_init(squall_parmacs_pause_t* p) { p->id = new_object(kind::pause, 0); }
+void squall_parmacs_pause_set(squall_parmacs_pause_t* p) { am::send<pause_set_msg>(0, std::uint64_t{p->id}); }
+void squall_parmacs_pause_clear(squall_parmacs_pause_t* p) { am::send<pause_clear_msg>(0, std::uint64_t{p->id}); }
+void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
+  pause_waits.add();
+  granted.store(false);
+  am::send<pause_wait_msg>(0, std::uint64_t{p->id});
+  wait_for_grant();
+}
+
+void squall_parmacs_gs_init(squall_parmacs_gs_t* g) { g->id = new_object(kind::subscript, 0); }
+long squall_parmacs_getsub(squall_parmacs_gs_t* g, long max, long processes) {
+  return am::call<getsub_msg>(0, std::uint64_t{g->id}, max, processes);
+}
+
+unsigned long squall_parmacs_clock(void) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);  // one clock across hosts too (as gettimeofday in SPLASH-2)
+  return static_cast<unsigned long>(now.tv_sec) * 1000000ul + static_cast<unsigned long>(now.tv_nsec) / 1000ul;
+}
+
+}  // extern "C"

@@ -1,0 +1,88 @@
+// PARMACS from outside: the macros program (parmacs/macros.C, every macro and what SPLASH-2
+// programs rely on) under squallrun from 1 to 8 nodes on both fault paths; misuse that
+// must end the job with a message, not hang; standard output lines kept whole; standard
+// input reaching main.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+using squall::test::count_of;
+using squall::test::run;
+
+std::string job(int nodes, const std::string& args, const std::string& env = "") {
+  return env + " " + SQUALLRUN + " -n " + std::to_string(nodes) + " " + MACROS + " " + args;
+}
+
+TEST(Parmacs, EveryMacroFromOneToEightNodes) {
+  for (const char* path : {"sigbus", "thread"}) {
+    for (int n : {1, 2, 4, 8}) {
+      const auto r = run(job(n, "-p " + std::to_string(n), std::string("SQUALL_FAULT_PATH=") + path), 120);
+      EXPECT_EQ(r.status, 0) << path << " n=" << n << "\n" << r.output;
+      EXPECT_EQ(count_of(r.output, "macros: ok on " + std::to_string(n) + " processes"), 1) << r.output;
+    }
+  }
+}
+
+TEST(Parmacs, FewerProcessesThanNodes) {
+  const auto r = run(job(4, "-p 2"), 120);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(count_of(r.output, "macros: ok on 2 processes"), 1) << r.output;
+}
+
+TEST(Parmacs, OutputLinesStayWhole) {
+  const auto r = run(job(4, "-p 4 -lines 300"), 120);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::regex whole("line [0-3] [0-9]{4} \\.{64} end");
+  std::istringstream in(r.output);
+  int good = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("line ") == std::string::npos && line.find(" end") == std::string::npos) continue;
+    EXPECT_TRUE(std::regex_match(line, whole)) << "a broken line: [" << line << "]";
+    good += std::regex_match(line, whole);
+  }
+  EXPECT_EQ(good, 4 * 300);
+}
+
+TEST(Parmacs, StandardInputGoesToMain) {
+  const auto r = run("sh -c 'echo hello-from-stdin | " + job(2, "-p 2 -stdin") + "'", 120);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(count_of(r.output, "stdin: hello-from-stdin"), 1) << r.output;
+}
+
+TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
+  const struct {
+    const char* bad;
+    int nodes;
+    const char* message;
+  } cases[] = {
+      {"unlock", 2, "UNLOCK of a lock this process does not hold"},
+      {"uninit", 2, "LOCK: the lock was not initialised by LOCKINIT"},
+      {"malloc", 2, "no room for 1099511627776 bytes in the shared heap"},
+      {"create", 4, "CREATE: the program starts more workers than the 3 node(s) besides node 0"},
+      {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 are running"},
+      {"barrier-late", 4, "BARRIER waits for 4 processes, but only 3 are running"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run(job(c.nodes, "-p " + std::to_string(c.nodes) + " -bad " + c.bad), 60);
+    EXPECT_NE(r.status, 0) << c.bad << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, c.message), 1) << c.bad << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, "was not reported"), 0) << r.output;
+    EXPECT_LT(r.seconds, 30) << c.bad;
+    std::printf("%s: %.1f s\n", c.bad, r.seconds);
+  }
+}
+
+TEST(Parmacs, RunsWithoutSquallrunAsOneNode) {
+  const auto r = run(std::string(MACROS) + " -p 1", 60);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(count_of(r.output, "macros: ok on 1 processes"), 1) << r.output;
+}
+
+}  // namespace
