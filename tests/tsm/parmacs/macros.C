@@ -30,6 +30,7 @@ struct GlobalMemory {
   char taken[SUBS + 1];
   unsigned long clocks[MAXP];
   long sums[MAXP];
+  long *blocks[MAXP];   /* G_MALLOC by each process after CREATE */
 };
 
 /* Plain globals, shared as under threads: set by main before CREATE, read by workers. */
@@ -70,6 +71,12 @@ void Work(void) {
   check(getcwd(here, sizeof here) != NULL && strcmp(here, cwd) == 0, "working directory");
   for (i = 0; i < input_bytes; i++) sum += input[i];
   Global->sums[id] = sum;
+
+  /* G_MALLOC by a worker, placed at its own node or not; read by the next process. */
+  Global->blocks[id] = (long *) G_MALLOC(64 * sizeof(long), id % 2 == 0 ? -1 : squall_nodes() - 1);
+  for (i = 0; i < 64; i++) Global->blocks[id][i] = id * 1000 + i;
+  BARRIER(Global->start, P)
+  check(Global->blocks[(id + 1) % P][63] == ((id + 1) % P) * 1000 + 63, "G_MALLOC by a worker");
 
   /* Mutual exclusion: a read-modify-write with time between, under the lock. */
   for (i = 0; i < ROUNDS; i++) {
