@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -197,7 +198,11 @@ void forward_signal(int sig) {
   if (getppid() != launcher) _exit(1);
   // Every node of one binary gets the same address-space layout (shared globals need it).
   personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
-  setenv("SQUALL_NODE", std::to_string(node).c_str(), 1);
+  // Zero-padded to one width, so that the environment, and with it the stack, has the same
+  // layout on every node (a pointer into argv kept in a shared global means the same).
+  const std::string digits = std::to_string(node);
+  const std::size_t width = std::to_string(o.job_nodes - 1).size();
+  setenv("SQUALL_NODE", (std::string(width - std::min(width, digits.size()), '0') + digits).c_str(), 1);
   setenv("SQUALL_NODES", std::to_string(o.job_nodes).c_str(), 1);
   setenv("SQUALL_JOB_FD", std::to_string(job_fd).c_str(), 1);
   if (node != 0) {  // standard input goes to node 0 only

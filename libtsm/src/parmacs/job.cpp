@@ -109,6 +109,10 @@ using namespace squall::tsm::parmacs;
 extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void)) {
   if (the_job != nullptr) return;
   fix_the_layout(argv);
+  // The thread fault path unless the user chose: with it every system call that writes into
+  // shared memory (getcwd, stat, pipe...) waits for the protocol as a plain store does; on
+  // the SIGBUS path only the interposed ones (read, fread...) can.
+  setenv("SQUALL_FAULT_PATH", "thread", 0);
   try {
     squall::init(&argc, &argv);
     the_job = new job;

@@ -39,6 +39,8 @@ int P = 1;
 long data_table[4] = {11, 22, 33, 44}; /* .data */
 long bss_table[4096];                  /* .bss */
 char cwd[PATH_MAX];
+char *program_name;                    /* points into main's argv: the same layout everywhere */
+char program_copy[PATH_MAX];
 char *input;                           /* G_MALLOC memory filled by fread */
 long input_bytes;
 long written_by_a_worker;              /* one worker writes it, others read it later */
@@ -69,6 +71,7 @@ void Work(void) {
   /* Globals and G_MALLOC memory main filled in, seen by every process. */
   check(data_table[2] == 330 && bss_table[4095] == 7 && early[0] == 99, "globals set by main");
   check(getcwd(here, sizeof here) != NULL && strcmp(here, cwd) == 0, "working directory");
+  check(strcmp(program_name, program_copy) == 0, "a pointer into argv (same stack layout)");
   for (i = 0; i < input_bytes; i++) sum += input[i];
   Global->sums[id] = sum;
 
@@ -174,7 +177,16 @@ int main(int argc, char **argv) {
   GSINIT(Global->sub)
   data_table[2] *= 10;
   bss_table[4095] = 7;
-  check(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+  if (getenv("SQUALL_FAULT_PATH") != NULL && strcmp(getenv("SQUALL_FAULT_PATH"), "sigbus") == 0) {
+    /* On the SIGBUS path a system call the runtime does not interpose fails on shared memory. */
+    char here[PATH_MAX];
+    check(getcwd(here, sizeof here) != NULL, "getcwd");
+    strcpy(cwd, here);
+  } else {
+    check(getcwd(cwd, sizeof cwd) != NULL, "getcwd into a shared global");
+  }
+  program_name = argv[0];
+  strncpy(program_copy, argv[0], sizeof program_copy - 1);
 
   /* An input file written from and read into shared memory (fwrite and fread). */
   out = (char *) NU_MALLOC(10000, P - 1);

@@ -34,6 +34,10 @@ TEST(Parmacs, FewerProcessesThanNodes) {
   const auto r = run(job(4, "-p 2"), 120);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(count_of(r.output, "macros: ok on 2 processes"), 1) << r.output;
+  // Eleven nodes: node numbers of one and two digits, the environment still the same size.
+  const auto wide = run(job(11, "-p 3"), 120);
+  EXPECT_EQ(wide.status, 0) << wide.output;
+  EXPECT_EQ(count_of(wide.output, "macros: ok on 3 processes"), 1) << wide.output;
 }
 
 TEST(Parmacs, OutputLinesStayWhole) {
