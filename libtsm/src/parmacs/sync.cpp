@@ -211,7 +211,9 @@ extern "C" {
 
 void* squall_parmacs_malloc(size_t bytes, long home) {
   try {
-    return home < 0 ? tsm::malloc(bytes) : tsm::malloc(bytes, static_cast<int>(home));
+    // A hint, as in SPLASH-2: a program run on fewer nodes than processes names homes
+    // beyond the last node.
+    return home < 0 ? tsm::malloc(bytes) : tsm::malloc(bytes, static_cast<int>(home % squall::nodes()));
   } catch (const std::exception& e) {
     fail("G_MALLOC: %s", e.what());
   }

@@ -1,0 +1,42 @@
+// The PARMACS programs of apps/parmacs/ print the same checksum on 2, 4 and 8 nodes (as
+// many processes as nodes) as on one, on the default (thread) fault path, and on 4 nodes on
+// the SIGBUS path.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+using squall::test::run;
+
+// The text after "checksum:" on the last line that has it ("" if none).
+std::string checksum_of(const std::string& output) {
+  const auto at = output.rfind("checksum:");
+  if (at == std::string::npos) return "";
+  const auto end = output.find('\n', at);
+  return output.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+std::string run_on(const char* program, int nodes, const std::string& env = "") {
+  const auto r = run(env + " " + SQUALLRUN + " -n " + std::to_string(nodes) + " " + program + " -p" +
+                         std::to_string(nodes),
+                     300);
+  EXPECT_EQ(r.status, 0) << program << " on " << nodes << " nodes\n" << r.output;
+  std::printf("%s n=%d: %.1f s, %s\n", program, nodes, r.seconds, checksum_of(r.output).c_str());
+  return checksum_of(r.output);
+}
+
+void same_everywhere(const char* program) {
+  const std::string one = run_on(program, 1);
+  ASSERT_FALSE(one.empty()) << program << " printed no checksum";
+  for (int n : {2, 4, 8}) EXPECT_EQ(run_on(program, n), one) << program << " on " << n << " nodes";
+  EXPECT_EQ(run_on(program, 4, "SQUALL_FAULT_PATH=sigbus"), one) << program << " on the SIGBUS path";
+}
+
+TEST(ParmacsApps, SorChecksumIsTheOneNodeChecksum) { same_everywhere(SOR); }
+TEST(ParmacsApps, RadixChecksumIsTheOneNodeChecksum) { same_everywhere(RADIX); }
+TEST(ParmacsApps, NbodyChecksumIsTheOneNodeChecksum) { same_everywhere(NBODY); }
+
+}  // namespace
