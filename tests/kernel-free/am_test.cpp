@@ -2,6 +2,8 @@
 // handler atomicity, and the counters that prove each. Runs under squallrun -n 4 and -n 8.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <thread>
@@ -250,6 +252,34 @@ TEST(ActiveMessages, ProgressWhileComputing) {
     volatile std::uint64_t x = 0;
     while (std::chrono::steady_clock::now() < until) x = x + 1;
   }
+  squall::barrier();
+}
+
+// ---- deferred calls: run once, at or after their deadline, by the progress thread while
+// the program computes without entering the library.
+std::atomic<int> deferred_ran{0};
+std::atomic<std::int64_t> deferred_ran_at{0};
+void on_deferred(void* ctx) {
+  deferred_ran_at.store(am::clock_ns());
+  deferred_ran.fetch_add(*static_cast<int*>(ctx));
+}
+
+TEST(ActiveMessages, DeferredCallRunsOnceWhenDue) {
+  static int one = 1;
+  deferred_ran.store(0);
+  const std::int64_t deadline = am::clock_ns() + 20'000'000;  // 20 ms
+  am::call_at(deadline, on_deferred, &one);
+  // Busy without entering the library: only the progress thread can run it.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (deferred_ran.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+  }
+  EXPECT_EQ(deferred_ran.load(), 1);
+  EXPECT_GE(deferred_ran_at.load(), deadline);
+  am::poll();
+  EXPECT_EQ(deferred_ran.load(), 1);  // once
+  bool ran_locked = false;
+  am::run_locked([](void* flag) { *static_cast<bool*>(flag) = true; }, &ran_locked);
+  EXPECT_TRUE(ran_locked);
   squall::barrier();
 }
 

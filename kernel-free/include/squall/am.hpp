@@ -308,6 +308,17 @@ unsigned aggregation();
 std::size_t max_payload();  // the largest payload send() accepts; bulk_send has no limit
 void poll();                // runs the handlers of arrived messages (no-op inside a handler)
 
+// Deferred calls, for protocol code that holds something back for a moment (libtsm keeps
+// a block it just granted until the faulting access has had time to run). call_at makes
+// fn(ctx) run once, under the node lock like a message handler, at the first poll of this
+// node at or after `deadline_ns` (clock_ns()'s clock); the progress thread wakes for it.
+// run_locked runs fn(ctx) at once under the node lock. Both allocate nothing, so they are
+// safe in handlers and fault handlers; up to 16 calls may be pending (more ends the process
+// with a message).
+std::int64_t clock_ns();  // steady clock, nanoseconds
+void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx);
+void run_locked(void (*fn)(void*), void* ctx);
+
 // Polls until pred() holds: spins briefly, then sleeps until a message arrives. pred runs
 // with the node lock held (never concurrently with a handler) and is not called again once
 // it returned true, so it may consume what it waited for. Like a handler, pred must not

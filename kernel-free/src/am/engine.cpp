@@ -6,6 +6,7 @@
 #include <new>
 
 #include "am/registry.hpp"
+#include "common/futex.hpp"
 #include "common/log.hpp"
 #include "stats/counters.hpp"
 
@@ -215,8 +216,43 @@ void engine::push_queued() {
   }
 }
 
+void engine::call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx) {
+  for (deferred_call& c : calls_) {
+    if (c.fn != nullptr) continue;
+    c = {deadline_ns, fn, ctx};
+    if (deadline_ns < next_deadline_.load(std::memory_order_relaxed)) {
+      next_deadline_.store(deadline_ns, std::memory_order_relaxed);
+    }
+    return;
+  }
+  fatal("more than %zu deferred calls (am::call_at) pending on this node", calls_.size());
+}
+
+void engine::run_due_calls() {
+  const std::int64_t now = now_ns();
+  std::int64_t next = INT64_MAX;
+  for (deferred_call& c : calls_) {
+    if (c.fn == nullptr) continue;
+    if (c.deadline > now) {
+      next = std::min(next, c.deadline);
+      continue;
+    }
+    const deferred_call due = c;
+    c.fn = nullptr;
+    running_handler_ = true;  // like a handler: it may send, not wait
+    due.fn(due.ctx);
+    running_handler_ = false;
+  }
+  // A call may have added another: take the minimum with what is pending now.
+  for (const deferred_call& c : calls_) {
+    if (c.fn != nullptr) next = std::min(next, c.deadline);
+  }
+  next_deadline_.store(next, std::memory_order_relaxed);
+}
+
 std::size_t engine::poll() {
   if (running_handler_) return 0;
+  if (next_deadline_.load(std::memory_order_relaxed) != INT64_MAX) run_due_calls();
   std::size_t handled = 0;
   for (const int src : poll_order_) {
     for (int budget = 64; budget > 0; --budget) {

@@ -2,7 +2,9 @@
 // (aggregation), queues packets that find no room, streams bulk transfers in fragments,
 // and runs the handlers of arrived packets. Every call requires the node lock.
 #pragma once
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -68,6 +70,11 @@ class engine {
   // watches it to learn that another thread ran handlers.
   std::uint64_t handled_epoch() const { return handled_epoch_.load(std::memory_order_acquire); }
   std::size_t queued_bytes(int dest) const { return out_[dest].queued_bytes; }
+
+  // Deferred calls (am::call_at), under the node lock; poll() runs those that are due.
+  void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx);
+  // The earliest pending deadline, or INT64_MAX; read without the lock.
+  std::int64_t next_deadline() const { return next_deadline_.load(std::memory_order_relaxed); }
 
   void set_aggregation(unsigned k) { aggregation_ = k; }
   unsigned aggregation() const { return aggregation_; }
@@ -166,6 +173,15 @@ class engine {
   std::atomic<int> unsent_{0};
   void add_unsent(int d) { unsent_.store(unsent_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
   std::atomic<std::uint64_t> handled_epoch_{0};  // advances when a poll handled something
+
+  struct deferred_call {
+    std::int64_t deadline = 0;
+    void (*fn)(void*) = nullptr;  // nullptr: a free slot
+    void* ctx = nullptr;
+  };
+  std::array<deferred_call, 16> calls_{};
+  std::atomic<std::int64_t> next_deadline_{INT64_MAX};
+  void run_due_calls();
 };
 
 extern engine* current_engine;  // this node's engine, for internal handlers

@@ -96,6 +96,27 @@ void wait_reply(std::uint32_t slot) {
 
 void wait_until(bool (*pred)(void*), void* ctx) { rt::wait_until(rt::require("am::wait_until"), pred, ctx); }
 
+}  // namespace detail
+
+std::int64_t clock_ns() { return now_ns(); }
+
+void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx) {
+  rt::node_runtime& nd = rt::require("am::call_at");
+  rt::locked(nd, [&] { nd.engine->call_at(deadline_ns, fn, ctx); });
+  // A progress thread asleep with a later timeout must look again.
+  if (nd.control().sleepers.load() > 0) {
+    nd.control().doorbell.fetch_add(1);
+    futex_wake_all(&nd.control().doorbell);
+  }
+}
+
+void run_locked(void (*fn)(void*), void* ctx) {
+  rt::node_runtime& nd = rt::require("am::run_locked");
+  rt::locked(nd, [&] { fn(ctx); });
+}
+
+namespace detail {
+
 bulk_handle bulk_send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,
                           payload data) {
   rt::node_runtime& nd = checked("am::bulk_send", dest);

@@ -46,6 +46,8 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
   nd.transport->node_sleeps();
   if (!ready() && !nd.stopping.load()) {
     if (nd.engine->has_unsent()) timeout_ns = std::min(timeout_ns, unsent_timeout_ns);
+    const std::int64_t deadline = nd.engine->next_deadline();  // a deferred call (am::call_at)
+    if (deadline != INT64_MAX) timeout_ns = std::min(timeout_ns, std::max<std::int64_t>(deadline - now_ns(), 0));
     futex_wait(&ctl.doorbell, seen, timeout_ns);
   }
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
