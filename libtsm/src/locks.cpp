@@ -17,6 +17,7 @@
 #include <squall/tsm.hpp>
 
 #include "fail.hpp"
+#include "stache.hpp"
 
 namespace squall::tsm {
 namespace {
@@ -126,6 +127,7 @@ void lock_array::acquire(std::size_t i) {
   lock_table& t = table(id_);
   if (t.held[i]) throw usage_error("tsm::lock_array::acquire: this node already holds lock " + std::to_string(i));
   acquires.add();
+  detail::stache::let_go();
   t.granted = false;
   am::send<request_msg>(static_cast<int>(i % static_cast<std::size_t>(squall::nodes())), id_, std::uint64_t{i});
   am::wait_until([&t] { return t.granted; });
@@ -139,6 +141,7 @@ void lock_array::release(std::size_t i) {
   if (!t.held[i]) throw usage_error("tsm::lock_array::release: this node does not hold lock " + std::to_string(i));
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
   t.held[i] = false;
+  detail::stache::let_go();
   am::send<release_msg>(static_cast<int>(i % static_cast<std::size_t>(squall::nodes())), id_, std::uint64_t{i});
 }
 

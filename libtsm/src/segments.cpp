@@ -6,6 +6,7 @@
 #include <string>
 #include <memory>
 
+#include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/error.hpp>
 #include <squall/tsm.hpp>
@@ -75,6 +76,7 @@ void unshare(void* address) {
   // Every node takes a read copy of every block, so that each protocol view holds the
   // latest bytes when the pages become private; nobody writes after the barrier.
   for (memory::block_index b = 0; b < seg.blocks(); ++b) read_fault_in(seg.address_of(b));
+  detail::stache::let_go();
   squall::fence();
   memory::free(seg);  // collective: private pages with those bytes
   allocations().erase(it);
@@ -85,6 +87,7 @@ void free(void* p) {
   if (it == allocations().end() || it->second.shared) {
     throw usage_error("tsm::free: the address was not returned by tsm::alloc, or was freed already");
   }
+  detail::stache::let_go();      // nothing held back for it
   squall::fence();               // no protocol message for it is still on the way
   memory::free(it->second.seg);  // collective: every node is done with it
   allocations().erase(it);
@@ -99,6 +102,7 @@ counts counts_of(const void* p) {
 
 void barrier() {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // no access moves across it
+  detail::stache::let_go();
   squall::barrier();
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }

@@ -3,6 +3,8 @@
 #include "fail.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <squall/runtime.hpp>
@@ -87,7 +89,68 @@ last_part send_fills(segment s, block_index b, int dest, bool with_bytes) {
 
 bool allows(tag t, bool write) { return write ? t == tag::read_write : t != tag::invalid; }
 
+stats::counter invalidations_held_total("tsm.invalidations_held");
+
+// This node's hold: the block granted last, and the invalidation that came for it while
+// held, if any. Touched under the node lock only (handlers, and run_locked / deferred
+// calls from the fault path).
+struct hold_state {
+  stache* protocol = nullptr;  // nullptr: nothing held
+  segment s;
+  block_index b = 0;
+  std::uint64_t generation = 0;  // tells a stale deferred call from the current hold
+  std::int64_t since = -1;       // when the fault handler returned (-1: not yet)
+  bool invalidated = false;
+  int home = -1;
+  bool keep_read_only = false;
+};
+hold_state held;
+
+std::int64_t hold_ns() {
+  static const std::int64_t ns = [] {
+    const char* v = std::getenv("SQUALL_TSM_HOLD_US");
+    if (v == nullptr || *v == '\0') return std::int64_t{50'000};
+    char* end = nullptr;
+    const long us = std::strtol(v, &end, 10);
+    if (*end != '\0' || us < 0 || us > 1'000'000) {
+      std::fprintf(stderr, "squall: SQUALL_TSM_HOLD_US must be microseconds from 0 to 1000000 (got '%s')\n", v);
+      std::exit(1);
+    }
+    return std::int64_t{us} * 1000;
+  }();
+  return ns;
+}
+
+void release_hold_locked(void*) { stache::release_hold(); }
+void release_if_current(void* generation) {
+  if (held.protocol != nullptr && held.generation == reinterpret_cast<std::uintptr_t>(generation)) {
+    stache::release_hold();
+  }
+}
+// The hold ends hold_ns() after the fault handler returned. Only a held invalidation needs
+// the deferred call (and the progress thread's wake-up): without one, nothing waits.
+void end_hold_in_time() {
+  am::call_at(held.since + hold_ns(), release_if_current, reinterpret_cast<void*>(static_cast<std::uintptr_t>(held.generation)));
+}
+void handler_returned(void*) {
+  if (held.protocol == nullptr) return;
+  held.since = am::clock_ns();
+  if (held.invalidated) end_hold_in_time();
+}
+
 }  // namespace
+
+void stache::let_go() { am::run_locked(release_hold_locked, nullptr); }
+
+void stache::release_hold() {
+  stache* p = held.protocol;
+  if (p == nullptr) return;
+  held.protocol = nullptr;
+  if (held.invalidated) {
+    held.invalidated = false;
+    p->answer_invalidation(held.s, held.b, held.home, held.keep_read_only);
+  }
+}
 
 stache::stache(std::size_t blocks)
     : nodes_(squall::nodes()),
@@ -193,6 +256,18 @@ bool stache::lower(segment s, block_index b, bool keep_read_only) {
 }
 
 void stache::on_invalidate(segment s, block_index b, int home, bool keep_read_only) {
+  if (held.protocol == this && held.s == s && held.b == b && !held.invalidated) {
+    held.invalidated = true;  // answered when the hold ends
+    held.home = home;
+    held.keep_read_only = keep_read_only;
+    invalidations_held_total.add();
+    if (held.since >= 0) end_hold_in_time();
+    return;
+  }
+  answer_invalidation(s, b, home, keep_read_only);
+}
+
+void stache::answer_invalidation(segment s, block_index b, int home, bool keep_read_only) {
   const bool owned = lower(s, b, keep_read_only);
   const last_part last = send_fills(s, b, home, owned);
   am::send<ack_msg>(home, address_of(s, b), last.offset, last.bytes);
@@ -207,9 +282,20 @@ void stache::on_grant(segment s, block_index b, bool write, std::size_t offset, 
     s.set_tag(b, t);
   }
   answered_ = true;
+  release_hold();  // (an earlier one, if its deferred call has not run yet)
+  if (hold_ns() > 0) {
+    held.protocol = this;
+    held.s = s;
+    held.b = b;
+    held.since = -1;
+    ++held.generation;
+  }
 }
 
 void stache::acquire(segment s, block_index b, bool write) {
+  // A new fault: the access the last grant was for has run (or is this one), so the block
+  // held for it is let go first.
+  let_go();
   bool first = true;
   // Asks until the tag allows the access: a message handled at the end of the wait may
   // already have taken the granted block away again.
@@ -228,6 +314,9 @@ void stache::acquire(segment s, block_index b, bool write) {
     am::send<request_msg>(s.home(b), address_of(s, b), write);
     am::wait_until([this] { return answered_; });
   }
+  // The access runs when this returns (or, on the fault-thread path, when the faulting
+  // thread wakes): the hold ends a moment later unless another fault ends it first.
+  if (!first && hold_ns() > 0) am::run_locked(handler_returned, nullptr);
 }
 
 }  // namespace squall::tsm::detail

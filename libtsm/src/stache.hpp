@@ -36,6 +36,15 @@ class stache final : public memory::protocol {
 
   const counts& local_counts() const { return counts_; }
 
+  // The hold (PROTOCOL.md): an invalidation of the block this node was granted last waits
+  // until the access that faulted has had time to run. Ends at this node's next fault, or
+  // after SQUALL_TSM_HOLD_US. Program side (fault handlers) and handlers alike.
+  static void release_hold();
+  // The same from program code outside handlers (takes the node lock). Synchronisation
+  // calls (locks, barriers) let go first: the program is done with the block it was
+  // granted, and another node may need it to get this far.
+  static void let_go();
+
  private:
   // Home side, per block. Transient state: `requester >= 0` (busy: invalidations or a
   // writeback outstanding for that request).
@@ -58,6 +67,7 @@ class stache final : public memory::protocol {
   bool lower(segment s, block_index b, bool keep_read_only);  // this node's copy; true if it was ReadWrite
   void grant(segment s, block_index b);  // the transaction is complete
   void acquire(segment s, block_index b, bool write);
+  void answer_invalidation(segment s, block_index b, int home, bool keep_read_only);
 
   int nodes_;
   std::size_t words_;                // sharer bitmap words per block

@@ -3,7 +3,9 @@
 // every protocol action is predictable.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
@@ -127,6 +129,28 @@ TEST(Counts, ReadMostly) {
     EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(nodes()));
     EXPECT_EQ(d.invalidations_sent, 0u);
   }
+}
+
+// The hold: node 0 spins on a flag it was just granted, never faulting or synchronising
+// again, so the invalidation that node 1's store sends it is held back and must be
+// answered by the deferred call when the hold ends (else this never finishes).
+TEST(Hold, AHeldInvalidationIsAnsweredWhileTheHolderSpins) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  auto* flag = tsm::alloc<std::uint64_t>(512, {.homes = memory::home_policy::function([](memory::block_index) { return 1; })});
+  volatile std::uint64_t* f = flag;
+  for (int round = 1; round <= 20; ++round) {
+    tsm::barrier();
+    if (node() == 0) {
+      while (f[0] != static_cast<std::uint64_t>(round)) {
+      }
+    } else if (node() == 1) {
+      // Let node 0 read the old value first, most rounds.
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      f[0] = static_cast<std::uint64_t>(round);
+    }
+  }
+  tsm::barrier();
+  tsm::free(flag);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <squall/tsm.hpp>
 
 #include "parmacs/parmacs.hpp"
+#include "stache.hpp"
 
 namespace squall::tsm::parmacs {
 namespace {
@@ -257,6 +258,7 @@ void squall_parmacs_barrier_init(squall_parmacs_barrier_t* b, long count) {
 }
 
 void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
+  tsm::detail::stache::let_go();
   if (count < 0) fail("BARRIER: a count of %ld", count);
   barrier_waits.add();
   granted.store(false);
@@ -265,9 +267,13 @@ void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
 }
 
 void squall_parmacs_pause_init(squall_parmacs_pause_t* p) { p->id = new_object(kind::pause, 0); }
-void squall_parmacs_pause_set(squall_parmacs_pause_t* p) { am::send<pause_set_msg>(0, std::uint64_t{p->id}); }
+void squall_parmacs_pause_set(squall_parmacs_pause_t* p) {
+  tsm::detail::stache::let_go();
+  am::send<pause_set_msg>(0, std::uint64_t{p->id});
+}
 void squall_parmacs_pause_clear(squall_parmacs_pause_t* p) { am::send<pause_clear_msg>(0, std::uint64_t{p->id}); }
 void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
+  tsm::detail::stache::let_go();
   pause_waits.add();
   granted.store(false);
   am::send<pause_wait_msg>(0, std::uint64_t{p->id});
@@ -276,6 +282,7 @@ void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
 
 void squall_parmacs_gs_init(squall_parmacs_gs_t* g) { g->id = new_object(kind::subscript, 0); }
 long squall_parmacs_getsub(squall_parmacs_gs_t* g, long max, long processes) {
+  tsm::detail::stache::let_go();
   return am::call<getsub_msg>(0, std::uint64_t{g->id}, max, processes);
 }
 
