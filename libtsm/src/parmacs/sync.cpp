@@ -48,6 +48,7 @@ struct node0_tables {
   std::size_t used = 0;
   std::vector<int> next;        // per node: the node behind it in a queue (one wait at a time)
   std::size_t locks_used = 0;
+  long waiting = 0;             // nodes in some queue here (a BARRIER or a WAITPAUSE)
 };
 
 std::size_t env_count(const char* name, std::size_t fallback) {
@@ -68,11 +69,13 @@ std::atomic<bool> granted{false};     // this node's wait was answered
 void grant_msg(am::token&) { granted.store(true); }
 
 void enqueue(object& o, int node) {
+  ++node0->waiting;
   node0->next[node] = -1;
   if (o.last < 0) o.first = node; else node0->next[o.last] = node;
   o.last = node;
 }
 int dequeue(object& o) {
+  --node0->waiting;
   const int node = o.first;
   o.first = node0->next[node];
   if (o.first < 0) o.last = -1;
@@ -135,6 +138,7 @@ void pause_wait_msg(am::token& t, std::uint64_t id) {
     am::send<grant_msg>(t.source());
   } else {
     enqueue(o, t.source());
+    check_barriers();
   }
 }
 
@@ -200,6 +204,13 @@ void check_barriers() {
            "or has ended, and the workers CREATE started); %ld arrived",
            o.episode, running, o.arrived);
     }
+  }
+  // Every process that could still release a waiter waits itself (a process in LOCK is not
+  // seen here, so this is a sure deadlock, though not every one).
+  if (running > 0 && node0->waiting == running) {
+    fail("every running process waits in a BARRIER or WAITPAUSE that only another process could end (%ld "
+         "processes: main unless it waits in WAIT_FOR_END or has ended, and the workers)",
+         running);
   }
 }
 

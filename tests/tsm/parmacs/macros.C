@@ -1,7 +1,8 @@
 /* Every PARMACS macro, and what SPLASH-2 programs rely on, checked from 1 to 8 nodes:
  *   macros -p P [-stdin] [-lines K]       all checks; prints "macros: ok" at the end
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,
- *                                         create, uninit, malloc), which must end the job
+ *                                         pause-deadlock, create, uninit, malloc), which must
+ *                                         end the job
  * Macros appear with and without a trailing semicolon on purpose; the LOCK in this
  * comment is expanded by m4 too, harmlessly. */
 #include <stdio.h>
@@ -143,6 +144,11 @@ static void misuse(const char *what) {
   exit(3);
 }
 
+static void stuck(void) {
+  my_id();
+  WAITPAUSE(Global->spare) /* nobody publishes one */
+}
+
 static void late(void) {
   long id = my_id();
   if (id != 0) BARRIER(Global->start, P) /* process 0 never comes */
@@ -210,6 +216,8 @@ int main(int argc, char **argv) {
   if (bad != NULL && strcmp(bad, "barrier-late") == 0) {
     CREATE(late, P);
     WAIT_FOR_END(P);
+  } else if (bad != NULL && strcmp(bad, "pause-deadlock") == 0) {
+    CREATE(stuck, P)
   } else if (bad != NULL) {
     misuse(bad);
   }

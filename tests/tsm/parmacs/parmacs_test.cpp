@@ -72,6 +72,7 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
       {"create", 4, "CREATE: the program starts more workers than the 3 node(s) besides node 0"},
       {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 are running"},
       {"barrier-late", 4, "BARRIER waits for 4 processes, but only 3 are running"},
+      {"pause-deadlock", 3, "every running process waits in a BARRIER or WAITPAUSE"},
   };
   for (const auto& c : cases) {
     const auto r = run(job(c.nodes, "-p " + std::to_string(c.nodes) + " -bad " + c.bad), 60);
