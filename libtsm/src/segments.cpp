@@ -100,9 +100,15 @@ counts counts_of(const void* p) {
   return protocol->local_counts();
 }
 
-void barrier() {
+namespace detail {
+void before_collective() {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // no access moves across it
-  detail::stache::let_go();
+  stache::let_go();
+}
+}  // namespace detail
+
+void barrier() {
+  detail::before_collective();
   squall::barrier();
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }

@@ -5,6 +5,7 @@
 #include <exception>
 #include <string>
 
+#include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
 
@@ -21,6 +22,21 @@ int guarded(F&& f) {
     last_error = e.what();
     return -1;
   }
+}
+
+template <class T>
+int allreduce_c(T* value, tsm_op op, const char* api) {
+  if (value == nullptr || (op != TSM_SUM && op != TSM_MIN && op != TSM_MAX)) {
+    last_error = std::string("squall: ") + api + ": no value (NULL) or an unknown op";
+    return -1;
+  }
+  return guarded([&] {
+    switch (op) {
+      case TSM_SUM: *value = squall::tsm::allreduce(*value, squall::op::sum{}); break;
+      case TSM_MIN: *value = squall::tsm::allreduce(*value, squall::op::min{}); break;
+      case TSM_MAX: *value = squall::tsm::allreduce(*value, squall::op::max{}); break;
+    }
+  });
 }
 
 }  // namespace
@@ -65,6 +81,10 @@ int tsm_lock_release(tsm_locks* locks, size_t i) {
 }
 
 int tsm_barrier(void) { return guarded([] { squall::tsm::barrier(); }); }
+
+
+int tsm_allreduce_double(double* value, tsm_op op) { return allreduce_c(value, op, "tsm_allreduce_double"); }
+int tsm_allreduce_long(long* value, tsm_op op) { return allreduce_c(value, op, "tsm_allreduce_long"); }
 
 int tsm_node(void) {
   int n = -1;

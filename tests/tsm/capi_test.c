@@ -1,4 +1,4 @@
-/* TSM from C: the shared heap, locks and barriers. Node 0 allocates a table and publishes
+/* TSM from C: the shared heap, locks, barriers and reductions. Node 0 allocates a table and publishes
  * its address in memory every node can find (the first heap allocation, which every node
  * computes the same way); every node adds to it under locks; node 0 checks the sums.
  * Exits non-zero on any wrong answer. */
@@ -67,6 +67,15 @@ int main(int argc, char** argv) {
     CHECK(tsm_free(table) == -1); /* twice */
   }
   CHECK(tsm_free(&me) == -1); /* not in the heap */
+  {
+    double sum = me + 0.5;
+    long lo = 10 - me, hi = me;
+    CHECK(tsm_allreduce_double(&sum, TSM_SUM) == 0);
+    CHECK(sum == n * (n - 1) / 2.0 + 0.5 * n);
+    CHECK(tsm_allreduce_long(&lo, TSM_MIN) == 0 && lo == 10 - (n - 1));
+    CHECK(tsm_allreduce_long(&hi, TSM_MAX) == 0 && hi == n - 1);
+    CHECK(tsm_allreduce_long(&hi, (tsm_op)7) == -1);
+  }
   CHECK(tsm_locks_destroy(locks) == 0);
   CHECK(squall_finalize() == 0);
   return 0;

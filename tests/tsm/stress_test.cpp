@@ -170,4 +170,20 @@ TEST(BadInput, IsReportedClearly) {
   tsm::barrier();
 }
 
+// The reduction helper: every node's shared word summed, each node writing its own word
+// just before (the helper orders those writes before every read after it).
+TEST(Reduce, AllreduceSeesEveryNodesWritesAndAgrees) {
+  auto* words = tsm::alloc<std::uint64_t>(static_cast<std::size_t>(nodes()) * 512);  // a block each
+  for (int round = 1; round <= 5; ++round) {
+    words[static_cast<std::size_t>(node()) * 512] = static_cast<std::uint64_t>(round * (node() + 1));
+    const std::uint64_t total = tsm::allreduce(words[static_cast<std::size_t>(node()) * 512], op::sum{});
+    std::uint64_t read_back = 0;
+    for (int k = 0; k < nodes(); ++k) read_back += words[static_cast<std::size_t>(k) * 512];
+    EXPECT_EQ(total, read_back);
+    EXPECT_EQ(total, static_cast<std::uint64_t>(round * nodes() * (nodes() + 1) / 2));
+    EXPECT_EQ(tsm::allreduce(node(), op::max{}), nodes() - 1);
+  }
+  tsm::free(words);
+}
+
 }  // namespace

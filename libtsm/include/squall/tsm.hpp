@@ -8,6 +8,7 @@
 //   squall::tsm::lock_array locks(n);                     // collective; one lock per element
 //   locks.acquire(i); x[i] += 1.0; locks.release(i);
 //   squall::tsm::barrier();
+//   double total = squall::tsm::allreduce(x[0], squall::op::sum{});  // collective
 //   squall::tsm::free(x);                                 // collective
 //
 // Memory model: every load and store to TSM memory is sequentially consistent across nodes
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <squall/collectives.hpp>
 #include <squall/memory.hpp>
 
 namespace squall::tsm {
@@ -98,5 +100,17 @@ class lock_array {
 
 // Collective: returns when every node has called it.
 void barrier();
+
+// Collective: every node's `value` combined by `op` (squall::op::sum, min, max, or a user
+// operator, as squall::allreduce), the same result on every node. Orders memory like
+// barrier(): every TSM access before it, on any node, comes before every access after it.
+namespace detail {
+void before_collective();
+}
+template <class T, class Op>
+T allreduce(T value, Op op) {
+  detail::before_collective();
+  return squall::allreduce(value, op);
+}
 
 }  // namespace squall::tsm
