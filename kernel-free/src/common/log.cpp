@@ -36,7 +36,10 @@ void fatal(const char* fmt, ...) {
   va_start(ap, fmt);
   emit("", fmt, ap);
   va_end(ap);
-  std::fflush(stdout);
+  // Every stream, found through the C library's own list: naming `stdout` would read a
+  // variable that, copy-relocated into a PARMACS program's shared globals, may live on a
+  // node that is gone.
+  std::fflush(nullptr);
   ::_exit(EXIT_FAILURE);
 }
 

@@ -84,6 +84,22 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
   }
 }
 
+// Built as a plain `cc prog.c` would (no -fPIC, no -z now): stdout and the lazily bound
+// GOT then sit among the shared globals. It still works, and a node that loses node 0
+// exits at once rather than when squallrun kills it (its exit must not read `stdout`).
+TEST(Parmacs, APlainlyCompiledProgramWorksToo) {
+  for (const char* path : {"thread", "sigbus"}) {
+    const auto r = run(std::string("SQUALL_FAULT_PATH=") + path + " " + SQUALLRUN + " -n 4 " + MACROS_AS_IS + " -p 4", 120);
+    if (count_of(r.output, "compile the program with -fPIC") == 1) GTEST_SKIP() << "a sanitizer build refuses it, as it should";
+    EXPECT_EQ(r.status, 0) << path << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, "macros: ok on 4 processes"), 1) << r.output;
+  }
+  const auto bad = run(std::string(SQUALLRUN) + " -n 2 " + MACROS_AS_IS + " -p 2 -bad unlock", 60);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_EQ(count_of(bad.output, "UNLOCK of a lock this process does not hold"), 1) << bad.output;
+  EXPECT_EQ(count_of(bad.output, "still running"), 0) << "a node hung on its way out\n" << bad.output;
+}
+
 TEST(Parmacs, RunsWithoutSquallrunAsOneNode) {
   const auto r = run(std::string(MACROS) + " -p 1", 60);
   EXPECT_EQ(r.status, 0) << r.output;
