@@ -25,7 +25,7 @@ int guarded(F&& f) {
 }
 
 template <class T>
-int allreduce_c(T* value, tsm_op op, const char* api) {
+int allreduce_c(T* value, int op, const char* api) {
   if (value == nullptr || (op != TSM_SUM && op != TSM_MIN && op != TSM_MAX)) {
     last_error = std::string("squall: ") + api + ": no value (NULL) or an unknown op";
     return -1;
@@ -83,8 +83,8 @@ int tsm_lock_release(tsm_locks* locks, size_t i) {
 int tsm_barrier(void) { return guarded([] { squall::tsm::barrier(); }); }
 
 
-int tsm_allreduce_double(double* value, tsm_op op) { return allreduce_c(value, op, "tsm_allreduce_double"); }
-int tsm_allreduce_long(long* value, tsm_op op) { return allreduce_c(value, op, "tsm_allreduce_long"); }
+int tsm_allreduce_double(double* value, int op) { return allreduce_c(value, op, "tsm_allreduce_double"); }
+int tsm_allreduce_long(long* value, int op) { return allreduce_c(value, op, "tsm_allreduce_long"); }
 
 int tsm_node(void) {
   int n = -1;

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     CHECK(sum == n * (n - 1) / 2.0 + 0.5 * n);
     CHECK(tsm_allreduce_long(&lo, TSM_MIN) == 0 && lo == 10 - (n - 1));
     CHECK(tsm_allreduce_long(&hi, TSM_MAX) == 0 && hi == n - 1);
-    CHECK(tsm_allreduce_long(&hi, (tsm_op)7) == -1);
+    CHECK(tsm_allreduce_long(&hi, 7) == -1);
   }
   CHECK(tsm_locks_destroy(locks) == 0);
   CHECK(squall_finalize() == 0);

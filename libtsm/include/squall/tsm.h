@@ -24,9 +24,9 @@ int tsm_barrier(void);  /* collective */
 
 /* Collective: every node's value combined, the same result everywhere (ordered like
  * tsm_barrier). Returns 0, or -1 for an unknown op. */
-typedef enum { TSM_SUM, TSM_MIN, TSM_MAX } tsm_op;
-int tsm_allreduce_double(double* value, tsm_op op);
-int tsm_allreduce_long(long* value, tsm_op op);
+enum { TSM_SUM, TSM_MIN, TSM_MAX };
+int tsm_allreduce_double(double* value, int op);
+int tsm_allreduce_long(long* value, int op);
 int tsm_node(void);     /* this node's id, or -1 before squall_init */
 int tsm_nodes(void);    /* the number of nodes, or -1 before squall_init */
 

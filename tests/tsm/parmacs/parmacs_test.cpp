@@ -90,7 +90,7 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
 TEST(Parmacs, APlainlyCompiledProgramWorksToo) {
   for (const char* path : {"thread", "sigbus"}) {
     const auto r = run(std::string("SQUALL_FAULT_PATH=") + path + " " + SQUALLRUN + " -n 4 " + MACROS_AS_IS + " -p 4", 120);
-    if (count_of(r.output, "compile the program with -fPIC") == 1) GTEST_SKIP() << "a sanitizer build refuses it, as it should";
+    if (count_of(r.output, "compile the program with -fPIC") > 0) GTEST_SKIP() << "a sanitizer build refuses it, as it should";
     EXPECT_EQ(r.status, 0) << path << "\n" << r.output;
     EXPECT_EQ(count_of(r.output, "macros: ok on 4 processes"), 1) << r.output;
   }
