@@ -1,7 +1,8 @@
 // Locks handed over by message: lock i of an array lives at node i % nodes, which grants it
 // to one requester at a time and queues the others in arrival order (FIFO, so fair under
 // contention). A release goes to the home, which grants the lock to the next in line: a
-// handoff costs two messages, or one when the releaser is the home.
+// handoff costs two messages, or one when the releaser or the next holder is the home (the
+// home asks, gives back and grants itself in place, without a message).
 //
 // Handlers may run inside a fault handler on the SIGBUS path, so nothing they touch is
 // allocated on the way: the lock states are made at creation, and the queue of waiters is
@@ -56,15 +57,19 @@ std::size_t slot_of(std::size_t i) { return i / static_cast<std::size_t>(squall:
 
 void grant_msg(am::token&, std::uint32_t id, std::uint64_t) { table(id).granted = true; }
 
+// The home granting itself needs no message: it sets its own flag (under the node lock).
 void hand_to(lock_state& l, std::uint32_t id, std::uint64_t i, int node) {
   l.holder = node;
-  am::send<grant_msg>(node, id, i);
+  if (node == squall::node()) {
+    table(id).granted = true;
+  } else {
+    am::send<grant_msg>(node, id, i);
+  }
 }
 
-void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
+void request(std::uint32_t id, std::uint64_t i, int from) {
   lock_table& t = table(id);
   lock_state& l = t.at_home[slot_of(i)];
-  const int from = tok.source();
   if (l.holder < 0) {
     hand_to(l, id, i, from);
     return;
@@ -79,11 +84,13 @@ void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
   l.last = from;
 }
 
-void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
+void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { request(id, i, tok.source()); }
+
+void release(std::uint32_t id, std::uint64_t i, int from) {
   lock_table& t = table(id);
   lock_state& l = t.at_home[slot_of(i)];
-  if (l.holder != tok.source()) {
-    detail::fail("node %d released lock %llu of array %u, which node %d holds", tok.source(),
+  if (l.holder != from) {
+    detail::fail("node %d released lock %llu of array %u, which node %d holds", from,
                  static_cast<unsigned long long>(i), id, l.holder);
   }
   if (l.first < 0) {
@@ -94,6 +101,23 @@ void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) {
   l.first = t.next[next];
   if (l.first < 0) l.last = -1;
   hand_to(l, id, i, next);
+}
+
+void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { release(id, i, tok.source()); }
+
+// A lock homed on this node is asked for and given back in place, under the node lock, as
+// its handler would be: no message to itself.
+struct local_call {
+  std::uint32_t id;
+  std::uint64_t i;
+};
+void request_here(void* c) {
+  const auto* x = static_cast<const local_call*>(c);
+  request(x->id, x->i, squall::node());
+}
+void release_here(void* c) {
+  const auto* x = static_cast<const local_call*>(c);
+  release(x->id, x->i, squall::node());
 }
 
 }  // namespace
@@ -129,7 +153,13 @@ void lock_array::acquire(std::size_t i) {
   acquires.add();
   detail::stache::let_go();
   t.granted = false;
-  am::send<request_msg>(static_cast<int>(i % static_cast<std::size_t>(squall::nodes())), id_, std::uint64_t{i});
+  const int home = static_cast<int>(i % static_cast<std::size_t>(squall::nodes()));
+  if (home == squall::node()) {
+    local_call c{id_, i};
+    am::run_locked(request_here, &c);
+  } else {
+    am::send<request_msg>(home, id_, std::uint64_t{i});
+  }
   am::wait_until([&t] { return t.granted; });
   t.held[i] = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);  // the critical section stays after this
@@ -142,7 +172,13 @@ void lock_array::release(std::size_t i) {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
   t.held[i] = false;
   detail::stache::let_go();
-  am::send<release_msg>(static_cast<int>(i % static_cast<std::size_t>(squall::nodes())), id_, std::uint64_t{i});
+  const int home = static_cast<int>(i % static_cast<std::size_t>(squall::nodes()));
+  if (home == squall::node()) {
+    local_call c{id_, i};
+    am::run_locked(release_here, &c);
+  } else {
+    am::send<release_msg>(home, id_, std::uint64_t{i});
+  }
 }
 
 }  // namespace squall::tsm
