@@ -167,7 +167,8 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   std::int64_t spin_until = 0;
   while (!poll_and_test()) {
     // Spin without the lock until a packet arrives, another thread runs handlers, or a
-    // queued packet may find room. The clock (and a lost node) is looked at every 64 turns.
+    // queued packet may find room or a deferred call falls due. The clock (and a lost node)
+    // is looked at every 64 turns.
     const std::uint64_t epoch = nd.engine->handled_epoch();
     bool sleep = false;
     for (unsigned spins = 1; !nd.transport->any_incoming() && nd.engine->handled_epoch() == epoch &&
@@ -185,6 +186,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
         sleep = true;
         break;
       }
+      if (now >= nd.engine->next_deadline()) break;  // a deferred call is due: poll runs it
       if (nd.config.oversubscribed) sched_yield();
     }
     if (!sleep) continue;
