@@ -9,7 +9,6 @@
 // neighbours). Each allocation keeps its size in the 64 bytes before it.
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,8 @@
 #include <squall/error.hpp>
 #include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
+
+#include "env.hpp"
 
 namespace squall::tsm {
 namespace {
@@ -137,15 +138,7 @@ void* allocate_in(std::uint32_t index, std::size_t bytes) {
 }
 
 std::uint64_t heap_bytes_from_env() {
-  const char* v = std::getenv("SQUALL_TSM_HEAP_MIB");
-  if (v == nullptr || *v == '\0') return std::uint64_t{256} << 20;
-  char* end = nullptr;
-  const unsigned long long mib = std::strtoull(v, &end, 10);
-  if (*end != '\0' || mib == 0 || mib > (1ull << 20)) {
-    std::fprintf(stderr, "squall: SQUALL_TSM_HEAP_MIB must be a number of MiB from 1 to 1048576 (got '%s')\n", v);
-    std::exit(1);
-  }
-  return mib << 20;
+  return detail::env_number("SQUALL_TSM_HEAP_MIB", 256, 1, std::uint64_t{1} << 20, "a number of MiB") << 20;
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 #include "stache.hpp"
 
+#include "env.hpp"
 #include "fail.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include <squall/runtime.hpp>
@@ -92,8 +91,8 @@ bool allows(tag t, bool write) { return write ? t == tag::read_write : t != tag:
 stats::counter invalidations_held_total("tsm.invalidations_held");
 
 // This node's hold: the block granted last, and the invalidation that came for it while
-// held, if any. Touched under the node lock only (handlers, and run_locked / deferred
-// calls from the fault path).
+// held, if any. Touched under the node lock only: by handlers, fault handlers (which run
+// under it), deferred calls, and let_go.
 struct hold_state {
   stache* protocol = nullptr;  // nullptr: nothing held
   segment s;
@@ -107,17 +106,7 @@ struct hold_state {
 hold_state held;
 
 std::int64_t hold_ns() {
-  static const std::int64_t ns = [] {
-    const char* v = std::getenv("SQUALL_TSM_HOLD_US");
-    if (v == nullptr || *v == '\0') return std::int64_t{50'000};
-    char* end = nullptr;
-    const long us = std::strtol(v, &end, 10);
-    if (*end != '\0' || us < 0 || us > 1'000'000) {
-      std::fprintf(stderr, "squall: SQUALL_TSM_HOLD_US must be microseconds from 0 to 1000000 (got '%s')\n", v);
-      std::exit(1);
-    }
-    return std::int64_t{us} * 1000;
-  }();
+  static const auto ns = static_cast<std::int64_t>(env_number("SQUALL_TSM_HOLD_US", 50, 0, 1'000'000, "microseconds") * 1000);
   return ns;
 }
 
@@ -132,7 +121,7 @@ void release_if_current(void* generation) {
 void end_hold_in_time() {
   am::call_at(held.since + hold_ns(), release_if_current, reinterpret_cast<void*>(static_cast<std::uintptr_t>(held.generation)));
 }
-void handler_returned(void*) {
+void handler_returned() {
   if (held.protocol == nullptr) return;
   held.since = am::clock_ns();
   if (held.invalidated) end_hold_in_time();
@@ -294,8 +283,8 @@ void stache::on_grant(segment s, block_index b, bool write, std::size_t offset, 
 
 void stache::acquire(segment s, block_index b, bool write) {
   // A new fault: the access the last grant was for has run (or is this one), so the block
-  // held for it is let go first.
-  let_go();
+  // held for it is let go first. (Fault handlers run under the node lock already.)
+  release_hold();
   bool first = true;
   // Asks until the tag allows the access: a message handled at the end of the wait may
   // already have taken the granted block away again.
@@ -316,7 +305,7 @@ void stache::acquire(segment s, block_index b, bool write) {
   }
   // The access runs when this returns (or, on the fault-thread path, when the faulting
   // thread wakes): the hold ends a moment later unless another fault ends it first.
-  if (!first && hold_ns() > 0) am::run_locked(handler_returned, nullptr);
+  if (!first && hold_ns() > 0) handler_returned();
 }
 
 }  // namespace squall::tsm::detail

@@ -22,11 +22,14 @@
 #include <squall/stats.hpp>
 #include <squall/tsm.hpp>
 
+#include "env.hpp"
 #include "parmacs/parmacs.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm::parmacs {
 namespace {
+
+using tsm::detail::env_number;
 
 stats::counter barrier_waits("parmacs.barrier_waits");
 stats::counter pause_waits("parmacs.pause_waits");
@@ -51,13 +54,8 @@ struct node0_tables {
   long waiting = 0;             // nodes in some queue here (a BARRIER or a WAITPAUSE)
 };
 
-std::size_t env_count(const char* name, std::size_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (*end != '\0' || n == 0 || n > (1ull << 26)) fail("%s must be a count from 1 to 67108864 (got '%s')", name, v);
-  return n;
+std::size_t env_count(const char* name) {
+  return env_number(name, std::size_t{1} << 16, 1, std::uint64_t{1} << 26, "a count");
 }
 
 std::unique_ptr<lock_array> locks;
@@ -156,7 +154,13 @@ long getsub_msg(am::token& t, std::uint64_t id, long max, long processes) {
 
 // ---- any node ----
 
-void wait_for_grant() { am::wait_until([] { return granted.load(); }); }
+// Sends message M to node 0 and waits for its grant (a barrier's release, a pause taken).
+template <auto M, class... A>
+void wait_at_node0(A... args) {
+  granted.store(false);
+  am::send<M>(0, args...);
+  am::wait_until([] { return granted.load(); });
+}
 
 std::uint64_t new_object(kind what, long expected) {
   return am::call<new_object_msg>(0, static_cast<std::uint8_t>(what), expected);
@@ -184,10 +188,10 @@ void fail(const char* fmt, ...) {
 }
 
 void start_sync() {
-  locks = std::make_unique<lock_array>(env_count("SQUALL_PARMACS_LOCKS", std::size_t{1} << 16));
+  locks = std::make_unique<lock_array>(env_count("SQUALL_PARMACS_LOCKS"));
   if (squall::node() == 0) {
     node0 = std::make_unique<node0_tables>();
-    node0->objects.resize(env_count("SQUALL_PARMACS_OBJECTS", std::size_t{1} << 16));
+    node0->objects.resize(env_count("SQUALL_PARMACS_OBJECTS"));
     node0->next.assign(static_cast<std::size_t>(squall::nodes()), -1);
   }
   squall::barrier();  // node 0's tables exist before anyone asks
@@ -272,9 +276,7 @@ void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
   tsm::detail::stache::let_go();
   if (count < 0) fail("BARRIER: a count of %ld", count);
   barrier_waits.add();
-  granted.store(false);
-  am::send<arrive_msg>(0, std::uint64_t{b->id}, count);
-  wait_for_grant();
+  wait_at_node0<arrive_msg>(std::uint64_t{b->id}, count);
 }
 
 void squall_parmacs_pause_init(squall_parmacs_pause_t* p) { p->id = new_object(kind::pause, 0); }
@@ -286,9 +288,7 @@ void squall_parmacs_pause_clear(squall_parmacs_pause_t* p) { am::send<pause_clea
 void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
   tsm::detail::stache::let_go();
   pause_waits.add();
-  granted.store(false);
-  am::send<pause_wait_msg>(0, std::uint64_t{p->id});
-  wait_for_grant();
+  wait_at_node0<pause_wait_msg>(std::uint64_t{p->id});
 }
 
 void squall_parmacs_gs_init(squall_parmacs_gs_t* g) { g->id = new_object(kind::subscript, 0); }
