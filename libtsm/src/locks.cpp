@@ -67,7 +67,7 @@ void hand_to(lock_state& l, std::uint32_t id, std::uint64_t i, int node) {
   }
 }
 
-void request(std::uint32_t id, std::uint64_t i, int from) {
+void home_request(std::uint32_t id, std::uint64_t i, int from) {
   lock_table& t = table(id);
   lock_state& l = t.at_home[slot_of(i)];
   if (l.holder < 0) {
@@ -84,9 +84,9 @@ void request(std::uint32_t id, std::uint64_t i, int from) {
   l.last = from;
 }
 
-void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { request(id, i, tok.source()); }
+void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { home_request(id, i, tok.source()); }
 
-void release(std::uint32_t id, std::uint64_t i, int from) {
+void home_release(std::uint32_t id, std::uint64_t i, int from) {
   lock_table& t = table(id);
   lock_state& l = t.at_home[slot_of(i)];
   if (l.holder != from) {
@@ -103,21 +103,25 @@ void release(std::uint32_t id, std::uint64_t i, int from) {
   hand_to(l, id, i, next);
 }
 
-void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { release(id, i, tok.source()); }
+void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { home_release(id, i, tok.source()); }
 
-// A lock homed on this node is asked for and given back in place, under the node lock, as
-// its handler would be: no message to itself.
-struct local_call {
-  std::uint32_t id;
-  std::uint64_t i;
-};
-void request_here(void* c) {
-  const auto* x = static_cast<const local_call*>(c);
-  request(x->id, x->i, squall::node());
-}
-void release_here(void* c) {
-  const auto* x = static_cast<const local_call*>(c);
-  release(x->id, x->i, squall::node());
+// Runs a request or a release at lock i's home: in place, under the node lock as its
+// handler would run, when that is this node (no message to itself); else by message M.
+template <void (*Here)(std::uint32_t, std::uint64_t, int), auto M>
+void at_home(std::uint32_t id, std::size_t i) {
+  const int home = static_cast<int>(i % static_cast<std::size_t>(squall::nodes()));
+  if (home != squall::node()) {
+    am::send<M>(home, id, std::uint64_t{i});
+    return;
+  }
+  struct call {
+    std::uint32_t id;
+    std::uint64_t i;
+  } c{id, i};
+  am::run_locked([](void* p) {
+    const auto* x = static_cast<const call*>(p);
+    Here(x->id, x->i, squall::node());
+  }, &c);
 }
 
 }  // namespace
@@ -153,13 +157,7 @@ void lock_array::acquire(std::size_t i) {
   acquires.add();
   detail::stache::let_go();
   t.granted = false;
-  const int home = static_cast<int>(i % static_cast<std::size_t>(squall::nodes()));
-  if (home == squall::node()) {
-    local_call c{id_, i};
-    am::run_locked(request_here, &c);
-  } else {
-    am::send<request_msg>(home, id_, std::uint64_t{i});
-  }
+  at_home<home_request, request_msg>(id_, i);
   am::wait_until([&t] { return t.granted; });
   t.held[i] = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);  // the critical section stays after this
@@ -172,13 +170,7 @@ void lock_array::release(std::size_t i) {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
   t.held[i] = false;
   detail::stache::let_go();
-  const int home = static_cast<int>(i % static_cast<std::size_t>(squall::nodes()));
-  if (home == squall::node()) {
-    local_call c{id_, i};
-    am::run_locked(release_here, &c);
-  } else {
-    am::send<release_msg>(home, id_, std::uint64_t{i});
-  }
+  at_home<home_release, release_msg>(id_, i);
 }
 
 }  // namespace squall::tsm

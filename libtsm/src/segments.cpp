@@ -1,5 +1,6 @@
 // TSM segments: a global segment per allocation with its own stache protocol object,
 // every block Invalid on every node (the home's own accesses fault like anyone's).
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -43,28 +44,28 @@ void check_block_size(const options& opt, const char* api) {
 
 }  // namespace
 
-void* alloc_bytes(std::size_t bytes, const options& opt) {
-  check_block_size(opt, "tsm::alloc");
-  if (bytes == 0) bytes = 1;
-  const std::size_t blocks = (bytes + opt.block_size - 1) / opt.block_size;
+namespace {
+
+// A stache segment: a new range of the segment space, or (`adopted`) pages the process has.
+void* make_segment(void* adopted, std::size_t bytes, const options& opt, const char* api) {
+  check_block_size(opt, api);
+  const std::size_t blocks = (std::max<std::size_t>(bytes, 1) + opt.block_size - 1) / opt.block_size;
   auto protocol = std::make_unique<detail::stache>(blocks);
-  const memory::segment seg = memory::allocate(
-      blocks * opt.block_size,
-      {.block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid});
+  const memory::segment_options segment_opt{
+      .block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid};
+  const memory::segment seg = adopted != nullptr ? memory::adopt(adopted, blocks * opt.block_size, segment_opt)
+                                                 : memory::allocate(blocks * opt.block_size, segment_opt);
   void* base = seg.base();
-  allocations().emplace(base, allocation{seg, std::move(protocol)});
+  allocations().emplace(base, allocation{seg, std::move(protocol), adopted != nullptr});
   return base;
 }
 
+}  // namespace
+
+void* alloc_bytes(std::size_t bytes, const options& opt) { return make_segment(nullptr, bytes, opt, "tsm::alloc"); }
+
 void* share(void* address, std::size_t bytes, const options& opt) {
-  check_block_size(opt, "tsm::share");
-  const std::size_t blocks = (bytes + opt.block_size - 1) / opt.block_size;
-  auto protocol = std::make_unique<detail::stache>(blocks);
-  const memory::segment seg = memory::adopt(
-      address, blocks * opt.block_size,
-      {.block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid});
-  allocations().emplace(address, allocation{seg, std::move(protocol), true});
-  return address;
+  return make_segment(address, bytes, opt, "tsm::share");  // (memory::adopt refuses nullptr)
 }
 
 void unshare(void* address) {
