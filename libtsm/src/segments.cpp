@@ -65,7 +65,8 @@ void* make_segment(void* adopted, std::size_t bytes, const options& opt, const c
 void* alloc_bytes(std::size_t bytes, const options& opt) { return make_segment(nullptr, bytes, opt, "tsm::alloc"); }
 
 void* share(void* address, std::size_t bytes, const options& opt) {
-  return make_segment(address, bytes, opt, "tsm::share");  // (memory::adopt refuses nullptr)
+  if (address == nullptr) throw usage_error("tsm::share: a null address");  // else it would allocate
+  return make_segment(address, bytes, opt, "tsm::share");
 }
 
 void unshare(void* address) {
