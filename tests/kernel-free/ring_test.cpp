@@ -135,7 +135,7 @@ TEST(Ring, ProducerAndConsumerThreads) {
 namespace {
 
 // A job of 6 nodes of which this host runs nodes 2 and 3: control lines for all six, and
-// the 4 rings among 2 and 3 - not 36.
+// the 4 rings among 2 and 3 - not 36 - and their mailbox lines.
 TEST(JobArea, HoldsRingsForThisHostsNodesOnly) {
   using squall::shm::job_area;
   constexpr std::size_t ring_bytes = 1 << 16;
@@ -146,12 +146,17 @@ TEST(JobArea, HoldsRingsForThisHostsNodesOnly) {
   EXPECT_EQ(job.nodes(), 6);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(job.on_this_host(i), here[i]) << i;
   EXPECT_EQ(job_area::bytes_for(6, 2, ring_bytes) - job_area::bytes_for(6, 0, ring_bytes),
-            4 * squall::shm::ring_stride(ring_bytes));
+            4 * (squall::shm::ring_stride(ring_bytes) + sizeof(squall::shm::pair_line)));
   // The four rings are distinct and inside the area; a ring to another host's node is refused.
   const auto* r22 = static_cast<const char*>(job.ring(2, 2));
   EXPECT_EQ(static_cast<const char*>(job.ring(3, 3)) - r22, 3 * static_cast<std::ptrdiff_t>(squall::shm::ring_stride(ring_bytes)));
   EXPECT_NE(job.ring(2, 3), job.ring(3, 2));
   EXPECT_DEATH(job.ring(2, 4), "no shared-memory ring from node 2 to node 4: they are on different hosts");
+  // One mailbox line per pair, the same from both ends, after the rings.
+  EXPECT_EQ(job.mailbox_line(2, 3), job.mailbox_line(3, 2));
+  EXPECT_NE(job.mailbox_line(2, 3), job.mailbox_line(2, 2));
+  EXPECT_GT(reinterpret_cast<const char*>(job.mailbox_line(2, 2)), static_cast<const char*>(job.ring(3, 3)));
+  EXPECT_DEATH(job.mailbox_line(3, 5), "no shared-memory mailbox between nodes 3 and 5");
 }
 
 }  // namespace

@@ -33,6 +33,8 @@ void on_bulk_ack(token& t, std::uint32_t op);
 
 engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
 
+void engine::count_packet_sent() { count(packets_sent); }
+
 namespace {
 void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64_t total,
                       std::uint32_t args_len, std::uint64_t offset, payload bytes) {
@@ -251,19 +253,32 @@ void engine::run_due_calls() {
 }
 
 std::size_t engine::poll() {
+  bool satisfied = false;
+  return poll_until(nullptr, nullptr, satisfied);
+}
+
+std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) {
+  satisfied = false;
   if (running_handler_) return 0;
   if (next_deadline_.load(std::memory_order_relaxed) != INT64_MAX) run_due_calls();
   std::size_t handled = 0;
-  for (const int src : poll_order_) {
-    for (int budget = 64; budget > 0; --budget) {
-      const auto packet = t_.peek(src);
-      if (packet.empty()) break;
-      count(packets_received);
-      dispatch_packet(src, packet);
-      t_.release(src);
-      ++handled;
+  // A waiter whose condition holds after a packet goes back to its program at once; what
+  // else arrived is handled at its next poll (or by the progress thread).
+  auto handle_arrived = [&] {
+    for (const int src : poll_order_) {
+      for (int budget = 64; budget > 0; --budget) {
+        const auto packet = t_.peek(src);
+        if (packet.empty()) break;
+        dispatch_packet(src, packet);
+        t_.release(src);
+        count(packets_received);
+        ++handled;
+        if (pred != nullptr && pred(ctx)) return true;
+      }
     }
-  }
+    return false;
+  };
+  satisfied = handle_arrived();
   if (handled != 0) {
     handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     for (int d = 0; d < nodes_; ++d) {
@@ -271,6 +286,7 @@ std::size_t engine::poll() {
     }
   }
   push_queued();
+  if (pred != nullptr && !satisfied) satisfied = pred(ctx);
   return handled;
 }
 
@@ -304,9 +320,6 @@ const handler_entry* engine::lookup(int src, handler_id id) {
 
 void engine::run_handler(int src, const handler_entry& e, const record_header& h,
                          const std::byte* args, payload data) {
-  auto& hs = stats::handler_at(e.index);
-  stats::bump(hs.received);
-  stats::bump(hs.received_bytes, h.args_len + data.size());
   token t(src);
   const bool nested = running_handler_;  // a bulk delivery runs inside its fragment's handler
   running_handler_ = true;
@@ -317,6 +330,10 @@ void engine::run_handler(int src, const handler_entry& e, const record_header& h
           ex.what());
   }
   running_handler_ = nested;
+  // Counted after the handler ran, so that a reply it sends leaves sooner.
+  auto& hs = stats::handler_at(e.index);
+  stats::bump(hs.received);
+  stats::bump(hs.received_bytes, h.args_len + data.size());
   if (!e.internal) stats::bump(user_handled_);
 }
 

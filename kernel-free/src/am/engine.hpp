@@ -61,6 +61,9 @@ class engine {
   // own partly filled packets wait for the aggregation factor or a flush). Returns the
   // number of packets handled (0 when called inside a handler).
   std::size_t poll();
+  // The same for a waiter: stops as soon as pred(ctx) holds after a packet (or tests it once
+  // at the end), and says whether it held. pred is not asked again once it returned true.
+  std::size_t poll_until(bool (*pred)(void*), void* ctx, bool& satisfied);
   // Pushes queued packets and bulk fragments into the transport as room allows.
   void push_queued();
 
@@ -139,6 +142,7 @@ class engine {
                            std::size_t payload_len, std::uint32_t reply_slot);
   bool finish_record(int dest, const handler_entry& e, std::size_t bytes);
   void count_sent(const handler_entry& e, std::size_t bytes);
+  static void count_packet_sent();
   static body_writer copy_of(const payload& data) {
     return {[](void* d, std::byte* out) {
               const auto* p = static_cast<const payload*>(d);
@@ -234,6 +238,18 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
                          payload data, std::uint32_t reply_slot) {
   if (data.size() >= direct_payload_bytes) [[unlikely]] {
     return send_written(dest, e, args, args_len, data.size(), copy_of(data), reply_slot);
+  }
+  // A packet of this one record (no aggregation, nothing waiting for dest) goes to the
+  // transport straight from here: the reply of a request/reply exchange reaches the wire
+  // sooner, and the counting comes after.
+  if (aggregation_ == 1 && out_[dest].count == 0 && out_[dest].queue.empty()) {
+    alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
+    const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
+    if (t_.try_send(dest, std::span(head, head_len), data)) [[likely]] {
+      count_packet_sent();
+      count_sent(e, args_len + data.size());
+      return false;
+    }
   }
   std::byte* body = append_record(dest, e, args, args_len, data.size(), reply_slot);
   if (!data.empty()) std::memcpy(body, data.data(), data.size());

@@ -53,7 +53,10 @@ class node_lock {
   bool held_by(int tid) const { return owner_.load(std::memory_order_relaxed) == tid; }
   bool held_by_this_thread() const { return held_by(self()); }
   static int self() {
-    thread_local const int id = ::gettid();
+    // Zero-initialised, so reading it needs no guard: a dynamically initialised
+    // thread_local costs a call on every access, and this is on every send.
+    thread_local int id = 0;
+    if (id == 0) [[unlikely]] id = static_cast<int>(::gettid());
     return id;
   }
 

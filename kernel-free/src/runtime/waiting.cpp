@@ -19,6 +19,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
+#include "common/process_fence.hpp"
 #include "runtime/node.hpp"
 #include "stats/counters.hpp"
 
@@ -44,12 +45,13 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
   ctl.sleepers.fetch_add(1, std::memory_order_seq_cst);
   ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
   nd.transport->node_sleeps();
-  if (!ready() && !nd.stopping.load()) {
-    if (nd.engine->has_unsent()) timeout_ns = std::min(timeout_ns, unsent_timeout_ns);
-    const std::int64_t deadline = nd.engine->next_deadline();  // a deferred call (am::call_at)
-    if (deadline != INT64_MAX) timeout_ns = std::min(timeout_ns, std::max<std::int64_t>(deadline - now_ns(), 0));
-    futex_wait(&ctl.doorbell, seen, timeout_ns);
-  }
+  if (nd.engine->has_unsent()) timeout_ns = std::min(timeout_ns, unsent_timeout_ns);
+  const std::int64_t deadline = nd.engine->next_deadline();  // a deferred call (am::call_at)
+  if (deadline != INT64_MAX) timeout_ns = std::min(timeout_ns, std::max<std::int64_t>(deadline - now_ns(), 0));
+  // Senders publish with a light fence (common/process_fence.hpp); a look that only
+  // passes through the kernel (no time to sleep) needs no heavy one.
+  if (timeout_ns > 0) process_fence::heavy();
+  if (!ready() && !nd.stopping.load()) futex_wait(&ctl.doorbell, seen, timeout_ns);
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   ctl.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
@@ -160,8 +162,9 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   bool worked = false;
   auto poll_and_test = [&] {
     std::lock_guard g(nd.lock);
-    if (nd.engine->poll() != 0) worked = true;
-    return pred(ctx);
+    bool satisfied = false;
+    if (nd.engine->poll_until(pred, ctx, satisfied) != 0) worked = true;
+    return satisfied;
   };
   // The spin period starts at the first look at the clock: a short wait never reads it.
   std::int64_t spin_until = 0;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,9 @@ namespace {
 
 std::size_t controls_offset() { return sizeof(job_header); }
 std::size_t rings_offset(int nodes) { return controls_offset() + sizeof(node_control) * nodes; }
+std::size_t mailboxes_offset(int nodes, int local_nodes, std::size_t ring_bytes) {
+  return rings_offset(nodes) + ring_stride(ring_bytes) * static_cast<std::size_t>(local_nodes) * local_nodes;
+}
 
 int count_here(int nodes, const std::vector<bool>& here) {
   if (here.empty()) return nodes;
@@ -43,7 +47,8 @@ void init(void* base, int nodes, int local_nodes, std::size_t ring_bytes, const 
 }  // namespace
 
 std::size_t job_area::bytes_for(int nodes, int local_nodes, std::size_t ring_bytes) {
-  return rings_offset(nodes) + ring_stride(ring_bytes) * static_cast<std::size_t>(local_nodes) * local_nodes;
+  return mailboxes_offset(nodes, local_nodes, ring_bytes) +
+         sizeof(pair_line) * static_cast<std::size_t>(local_nodes) * local_nodes;
 }
 
 node_control& job_area::control(int node) const {
@@ -55,6 +60,16 @@ void* job_area::ring(int src, int dst) const {
   if (s < 0 || d < 0) fatal("no shared-memory ring from node %d to node %d: they are on different hosts", src, dst);
   return static_cast<char*>(base_) + rings_offset(nodes()) +
          ring_stride(ring_bytes()) * (static_cast<std::size_t>(s) * header().local_nodes + d);
+}
+
+pair_line* job_area::mailbox_line(int a, int b) const {
+  const int s = control(a).local_index, d = control(b).local_index;
+  if (s < 0 || d < 0) fatal("no shared-memory mailbox between nodes %d and %d: they are on different hosts", a, b);
+  const int lo = std::min(s, d), hi = std::max(s, d);
+  const auto local = static_cast<int>(header().local_nodes);
+  return reinterpret_cast<pair_line*>(static_cast<char*>(base_) +
+                                      mailboxes_offset(nodes(), local, ring_bytes())) +
+         static_cast<std::size_t>(lo) * local + hi;
 }
 
 job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out, const std::vector<bool>& here) {

@@ -1,7 +1,7 @@
 // The shared mapping of one job on one host, created by squallrun and inherited by every
 // node as a memfd: a header (job identity, the abort flag and its reason), one control
-// line per node of the job (doorbell futex, who is awake, lifecycle state) and one ring per
-// ordered pair of this host's nodes (including src == dst). A job spread over many hosts
+// line per node of the job (doorbell futex, who is awake, lifecycle state), one ring per
+// ordered pair of this host's nodes (including src == dst) and one mailbox line per pair. A job spread over many hosts
 // thus costs each host rings for its own nodes only, not for every pair in the job.
 #pragma once
 #include <atomic>
@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "transport/shm/mailbox.hpp"
+
 namespace squall::shm {
 
 constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
-constexpr std::uint32_t job_version = 2;
+constexpr std::uint32_t job_version = 3;
 
 struct alignas(64) job_header {
   std::uint64_t magic;
@@ -37,6 +39,9 @@ struct alignas(64) node_control {
   std::atomic<std::uint32_t> tcp_ipv4;
   std::atomic<std::uint32_t> tcp_port;  // 0 until published
   std::int32_t local_index;             // among this host's nodes; -1 on another host
+  // 1 once the node sleeps only after a heavy fence (common/process_fence.hpp): its
+  // senders may then publish with a light one.
+  std::atomic<std::uint32_t> light_fences;
 };
 
 class job_area {
@@ -56,6 +61,7 @@ class job_area {
   job_header& header() const { return *static_cast<job_header*>(base_); }
   node_control& control(int node) const;
   void* ring(int src, int dst) const;  // base of ring src -> dst, both on this host
+  pair_line* mailbox_line(int a, int b) const;  // the line shared by a and b, both on this host
   bool on_this_host(int node) const { return control(node).local_index >= 0; }
   int nodes() const { return static_cast<int>(header().nodes); }
   std::size_t ring_bytes() const { return header().ring_bytes; }

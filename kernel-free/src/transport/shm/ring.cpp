@@ -67,12 +67,16 @@ ring_consumer::ring_consumer(void* base, std::size_t capacity)
       data_(static_cast<std::byte*>(base) + sizeof(ring_control)),
       capacity_(capacity) {}
 
-std::span<const std::byte> ring_consumer::peek() {
+std::uint64_t ring_consumer::header() const {
+  return header_at(data_, tail_.load(std::memory_order_relaxed) & (capacity_ - 1)).load(std::memory_order_acquire);
+}
+
+std::span<const std::byte> ring_consumer::take(std::uint64_t h) {
+  if (h == 0) return {};
   std::uint64_t tail = tail_.load(std::memory_order_relaxed);
   std::size_t pos = tail & (capacity_ - 1);
-  std::uint64_t h = header_at(data_, pos).load(std::memory_order_acquire);
-  if (h == 0) return {};
   if (h & wrap_flag) {
+    // The packet at offset 0 was published before this marker, so it is there.
     tail += capacity_ - pos;
     tail_.store(tail, std::memory_order_relaxed);
     pos = 0;
@@ -94,8 +98,5 @@ bool ring_consumer::release() {
   return true;
 }
 
-bool ring_consumer::empty() const {
-  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
-  return header_at(data_, tail & (capacity_ - 1)).load(std::memory_order_acquire) == 0;
-}
+bool ring_consumer::empty() const { return header() == 0; }
 }  // namespace squall::shm

@@ -42,6 +42,9 @@ class ring_producer {
   std::byte* try_reserve(std::size_t length);
   void commit();
   std::size_t max_packet() const { return capacity_ / 4; }
+  // Bytes produced so far: where the next packet goes (the shared-memory mailbox orders its
+  // packets against the ring by it).
+  std::uint64_t position() const { return head_; }
 
  private:
   ring_control* ctl_ = nullptr;
@@ -71,7 +74,13 @@ class ring_consumer {
   }
 
   // The next packet's body, or an empty span. Stays valid until release().
-  std::span<const std::byte> peek();
+  std::span<const std::byte> peek() { return take(header()); }
+  // The same in two steps: the header word at the read position (0: no packet yet), then
+  // the packet it announces (an empty span for 0).
+  std::uint64_t header() const;
+  std::span<const std::byte> take(std::uint64_t header);
+  // Bytes consumed so far, in the producer's position() numbering.
+  std::uint64_t position() const { return tail_.load(std::memory_order_relaxed); }
   // Frees the packet returned by peek(). Returns true when the producer was waiting for
   // room (the caller then wakes the producer's node).
   bool release();

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/futex.hpp"
+#include "common/process_fence.hpp"
 #include "stats/counters.hpp"
 
 namespace squall::shm {
@@ -12,6 +13,7 @@ const int futex_wakes = stats::counter_slot("shm.futex_wakes");
 const int ring_full = stats::counter_slot("shm.ring_full_retries");  // sends refused for want of room
 const int packets_sent = stats::counter_slot("shm.packets_sent");
 const int bytes_sent = stats::counter_slot("shm.bytes_sent");
+const int mailbox_packets = stats::counter_slot("shm.mailbox_packets");  // of packets_sent
 
 void count_sent(std::size_t bytes) {
   stats::bump(stats::counter_at(packets_sent));
@@ -23,16 +25,27 @@ shm_transport::shm_transport(const job_area& job, int me) : job_(job), me_(me) {
   const int n = job.nodes();
   out_.resize(static_cast<std::size_t>(n));
   in_.resize(static_cast<std::size_t>(n));
+  mail_ = std::make_unique<mailbox[]>(static_cast<std::size_t>(n));
+  peeked_mail_.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     if (!job.on_this_host(i)) continue;  // reached over TCP: no ring
     out_[i] = ring_producer(job.ring(me, i), job.ring_bytes());
     in_[i] = ring_consumer(job.ring(i, me), job.ring_bytes());
+    if (i != me) mail_[i].attach(job.mailbox_line(me, i), me < i ? 0 : 1);
     local_.push_back(i);
   }
 }
 
 bool shm_transport::try_send(int dest, std::span<const std::byte> head,
                              std::span<const std::byte> body) {
+  const std::size_t size = head.size() + body.size();
+  if (size <= mailbox::max_packet && mail_[dest].can_send()) {
+    mail_[dest].send(head, body, out_[dest].position());
+    ring_doorbell(dest);
+    count_sent(size);
+    stats::bump(stats::counter_at(mailbox_packets));
+    return true;
+  }
   if (!out_[dest].try_push(head, body)) {
     stats::bump(stats::counter_at(ring_full));
     return false;
@@ -57,21 +70,39 @@ bool shm_transport::try_send_written(int dest, std::span<const std::byte> head, 
   return true;
 }
 
+std::span<const std::byte> shm_transport::peek(int src) {
+  // The ring's header first: a ring packet sent after a mailbox packet is then never seen
+  // without that mailbox packet (mailbox.hpp).
+  ring_consumer& ring = in_[src];
+  const std::uint64_t header = ring.header();
+  mailbox& mail = mail_[src];
+  const std::uint64_t word = mail.incoming();
+  if (word != 0 && mailbox::position_of(word) == static_cast<std::uint32_t>(ring.position())) {
+    peeked_mail_[src] = true;
+    return mail.take(word);
+  }
+  return ring.take(header);
+}
+
 void shm_transport::release(int src) {
+  if (peeked_mail_[src]) {
+    peeked_mail_[src] = false;  // taken (copied out) in peek
+    return;
+  }
   if (in_[src].release()) ring_doorbell(src);
 }
 
 bool shm_transport::any_incoming() {
   for (const int i : local_) {
-    if (!in_[i].empty()) return true;
+    if (!in_[i].empty() || mail_[i].has_packet()) return true;
   }
   return false;
 }
 
 void shm_transport::ring_doorbell(int node) {
   node_control& c = job_.control(node);
-  // Pairs with the receiver's "awake--, fence, look at the rings" before it sleeps.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Pairs with the receiver's "awake--, heavy fence, look at the rings" before it sleeps.
+  process_fence::light(c.light_fences.load(std::memory_order_relaxed) != 0);
   if (c.awake.load(std::memory_order_relaxed) != 0) return;
   c.doorbell.fetch_add(1, std::memory_order_seq_cst);
   stats::counter_at(doorbells_rung).fetch_add(1, std::memory_order_relaxed);

@@ -1,0 +1,176 @@
+// The shared-memory transport between two nodes of one job area, both in this process: small
+// packets take the pair's mailbox line only when the other side has said it took the last
+// one (in its own mailbox packet), and packets of the mailbox and the ring arrive in the order
+// sent - scripted, in a random single-threaded mix, and between two threads.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "stats/counters.hpp"
+#include "transport/shm/job_area.hpp"
+#include "transport/shm/shm_transport.hpp"
+
+using squall::shm::job_area;
+using squall::shm::mailbox;
+using squall::shm::shm_transport;
+
+namespace {
+
+struct two_nodes {
+  two_nodes() : job(make_job()), t0(job, 0), t1(job, 1) {}
+  static job_area make_job() {
+    int fd = -1;
+    job_area j = job_area::create(2, 1 << 16, &fd);
+    ::close(fd);
+    // Both count as polling, so no send rings a futex doorbell.
+    for (int i = 0; i < 2; ++i) j.control(i).awake.store(1);
+    return j;
+  }
+  job_area job;
+  shm_transport t0, t1;
+};
+
+std::uint64_t mailbox_packets() {
+  static const int slot = squall::stats::counter_slot("shm.mailbox_packets");
+  return squall::stats::counter_at(slot).load();
+}
+
+// A packet of `size` bytes (at least 8) starting with its sequence number.
+std::vector<std::byte> packet(std::uint64_t seq, std::size_t size) {
+  std::vector<std::byte> p(size);
+  for (std::size_t i = 0; i < size; ++i) p[i] = static_cast<std::byte>((seq * 31 + i) & 0xff);
+  std::memcpy(p.data(), &seq, sizeof seq);
+  return p;
+}
+
+void send(shm_transport& t, int dest, std::uint64_t seq, std::size_t size) {
+  const auto p = packet(seq, size);
+  ASSERT_TRUE(t.try_send(dest, std::span(p).first(8), std::span(p).subspan(8)));
+}
+
+// The next packet from src must be `seq` of `size` bytes; nothing when seq is UINT64_MAX.
+void expect_next(shm_transport& t, int src, std::uint64_t seq, std::size_t size) {
+  const auto got = t.peek(src);
+  ASSERT_EQ(got.size(), size) << "expected packet " << seq;
+  const auto want = packet(seq, size);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), size), 0) << "packet " << seq;
+  t.release(src);
+}
+
+TEST(ShmTransport, MailboxIsReusedOnlyAfterTheOtherSideSaidItTookThePacket) {
+  two_nodes n;
+  const std::uint64_t before = mailbox_packets();
+  send(n.t0, 1, 1, 24);    // the mailbox: free at the start
+  send(n.t0, 1, 2, 16);    // the ring: node 1 has not said it took packet 1
+  send(n.t0, 1, 3, 500);   // the ring: too large for the mailbox anyway
+  EXPECT_EQ(mailbox_packets() - before, 1u);
+  EXPECT_TRUE(n.t1.any_incoming());
+  expect_next(n.t1, 0, 1, 24);
+  expect_next(n.t1, 0, 2, 16);
+  expect_next(n.t1, 0, 3, 500);
+  EXPECT_TRUE(n.t1.peek(0).empty());
+  EXPECT_FALSE(n.t1.any_incoming());
+
+  send(n.t1, 0, 10, 24);  // node 1's reply in its own slot says it took packet 1
+  EXPECT_EQ(mailbox_packets() - before, 2u);
+  expect_next(n.t0, 1, 10, 24);
+  send(n.t0, 1, 4, 24);    // so node 0's slot is free again
+  send(n.t0, 1, 5, 900);   // a ring packet after it
+  send(n.t0, 1, 6, 8);     // the ring again
+  EXPECT_EQ(mailbox_packets() - before, 3u);
+  expect_next(n.t1, 0, 4, 24);
+  expect_next(n.t1, 0, 5, 900);
+  expect_next(n.t1, 0, 6, 8);
+  EXPECT_FALSE(n.t1.any_incoming());
+}
+
+TEST(ShmTransport, RingPacketsSentBeforeAMailboxPacketArriveFirst) {
+  two_nodes n;
+  send(n.t0, 1, 1, 300);  // ring
+  send(n.t0, 1, 2, 300);  // ring
+  send(n.t0, 1, 3, 8);    // mailbox, but after two ring packets
+  expect_next(n.t1, 0, 1, 300);
+  expect_next(n.t1, 0, 2, 300);
+  expect_next(n.t1, 0, 3, 8);
+  EXPECT_TRUE(n.t1.peek(0).empty());
+}
+
+// Both nodes send at random (sizes on both sides of the mailbox's limit) and take packets at
+// random; every packet arrives once, in order, intact, and the mailbox carries many of them.
+TEST(ShmTransport, RandomMixOfBothDirectionsStaysInOrder) {
+  two_nodes n;
+  shm_transport* node[2] = {&n.t0, &n.t1};
+  std::uint64_t sent[2] = {0, 0}, received[2] = {0, 0};  // by sending node
+  std::vector<std::size_t> sizes[2];
+  std::mt19937 rng(3);
+  const std::uint64_t before = mailbox_packets();
+  for (int step = 0; step < 200000; ++step) {
+    const int who = static_cast<int>(rng() % 2);
+    if (rng() % 2 == 0) {
+      const std::size_t size = rng() % 4 != 0 ? 8 + rng() % 20 : 8 + rng() % 2000;
+      const auto p = packet(sent[who], size);
+      if (node[who]->try_send(1 - who, std::span(p).first(8), std::span(p).subspan(8))) {
+        sizes[who].push_back(size);
+        ++sent[who];
+      }
+    } else {
+      const int src = 1 - who;
+      const auto got = node[who]->peek(src);
+      if (got.empty()) continue;
+      ASSERT_LT(received[src], sent[src]);
+      const std::size_t size = sizes[src][received[src]];
+      ASSERT_EQ(got.size(), size) << "from node " << src << ", packet " << received[src];
+      const auto want = packet(received[src], size);
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), size), 0);
+      node[who]->release(src);
+      ++received[src];
+    }
+  }
+  EXPECT_GT(received[0] + received[1], 50000u);
+  EXPECT_GT(mailbox_packets() - before, 500u);
+}
+
+// Node 0 streams and sometimes asks for an answer; node 1 answers each question and
+// sometimes sends on its own; two threads, so the mailbox is read while it is written.
+TEST(ShmTransport, TwoThreadsKeepOrderInBothDirections) {
+  two_nodes n;
+  constexpr std::uint64_t count = 200000;
+  std::uint64_t bad[2] = {0, 0};
+  auto run = [&](int me, std::uint64_t seed) {
+    shm_transport& t = me == 0 ? n.t0 : n.t1;
+    const int peer = 1 - me;
+    std::mt19937 rng(seed);
+    std::uint64_t next_out = 0, next_in = 0;
+    std::vector<std::byte> buf;
+    while (next_out < count || next_in < count) {
+      if (next_out < count && rng() % 2 == 0) {
+        const std::size_t size = rng() % 3 != 0 ? 8 + rng() % 17 : 8 + rng() % 600;
+        const auto p = packet(next_out, size);
+        if (t.try_send(peer, std::span(p).first(8), std::span(p).subspan(8))) ++next_out;
+      }
+      const auto got = t.peek(peer);
+      if (got.empty()) {
+        std::this_thread::yield();
+        continue;
+      }
+      const auto want = packet(next_in, got.size());
+      if (std::memcmp(got.data(), want.data(), got.size()) != 0) ++bad[me];
+      ++next_in;
+      t.release(peer);
+    }
+  };
+  const std::uint64_t before = mailbox_packets();
+  std::thread other(run, 1, 5);
+  run(0, 9);
+  other.join();
+  EXPECT_EQ(bad[0], 0u);
+  EXPECT_EQ(bad[1], 0u);
+  EXPECT_GT(mailbox_packets() - before, 0u);
+}
+
+}  // namespace
