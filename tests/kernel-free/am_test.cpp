@@ -103,6 +103,56 @@ TEST_P(Aggregation, EveryMessageExactlyOnceAndPacketsCounted) {
 
 INSTANTIATE_TEST_SUITE_P(Factors, Aggregation, testing::Values(1u, 16u, 256u));
 
+// ---- aggregated sends of the program's thread are staged without the node lock; a
+// handler's send to the same node (the progress thread's, while the program computes) must
+// still come after every staged message the program had sent before it.
+struct staged_order {
+  std::vector<std::int64_t> main_seen;  // by source: the last program message received
+  std::int64_t bad = 0, echoes = 0;
+  std::atomic<std::int64_t> last_main{0};  // this node's last program message sent
+};
+staged_order staged;
+
+void on_main_message(am::token& t, std::int64_t i) {
+  if (i != staged.main_seen[t.source()] + 1) ++staged.bad;
+  staged.main_seen[t.source()] = i;
+}
+void on_echo(am::token& t, std::int64_t m) {
+  if (m > staged.main_seen[t.source()]) ++staged.bad;  // overtook a program message
+  ++staged.echoes;
+}
+void on_trigger(am::token&) {
+  const int n = squall::nodes();
+  am::send<on_echo>((squall::node() + 1) % n, staged.last_main.load(std::memory_order_acquire));
+}
+
+TEST(Aggregation, StagedSendsStayAheadOfHandlerSendsThatFollowThem) {
+  const int n = squall::nodes(), me = squall::node();
+  staged.main_seen.assign(n, 0);
+  staged.bad = staged.echoes = 0;
+  staged.last_main = 0;
+  am::set_aggregation(64);
+  squall::barrier();
+  const int dest = (me + 1) % n;
+  constexpr std::int64_t k = 40000, every = 16;
+  for (std::int64_t i = 1; i <= k; ++i) {
+    am::send<on_main_message>(dest, i);
+    staged.last_main.store(i, std::memory_order_release);
+    if (i % every == 0) am::send<on_trigger>(dest);
+    // Some computing between sends, so that the progress thread answers triggers while
+    // messages wait in the stage.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(200);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  squall::fence();
+  EXPECT_EQ(staged.bad, 0);
+  EXPECT_EQ(staged.main_seen[(me - 1 + n) % n], k);
+  EXPECT_EQ(staged.echoes, k / every);
+  am::set_aggregation(1);
+  squall::barrier();
+}
+
 // ---- payloads of every size, sent and written in place, keep their order: a large one
 // leaves at once as a packet of its own, after the partly filled packet before it, and
 // waits in the queue when the ring is full (the receiver does not poll until the fence).

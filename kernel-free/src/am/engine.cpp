@@ -66,6 +66,8 @@ engine::engine(transport& t, int me, int nodes)
       in_bulk_(static_cast<std::size_t>(nodes)),
       slots_(1) {  // slot 0 means "no reply"
   for (auto& o : out_) o.buffer.reset(new std::byte[max_packet_]);
+  stages_.reset(new stage[static_cast<std::size_t>(nodes)]);
+  for (int d = 0; d < nodes; ++d) stages_[d].init(max_packet_);
   for (int i = 1; i <= nodes; ++i) poll_order_.push_back((me + i) % nodes);
 }
 
@@ -76,6 +78,44 @@ void engine::payload_too_large(const handler_entry& e, std::size_t size) const {
 }
 
 void engine::flush(int dest) {
+  outgoing& o = out_[dest];
+  if (!stages_[dest].empty()) {
+    // Only staged records: they leave as they are, without a copy into the packet buffer.
+    const auto staged = stages_[dest].published();
+    if (o.count == 0 && o.queue.empty() && !staged.bytes.empty() && t_.try_send(dest, staged.bytes, {})) {
+      stages_[dest].take(staged);
+      drained_bytes_.store(drained_bytes_.load(std::memory_order_relaxed) + staged.bytes.size(),
+                           std::memory_order_relaxed);
+      count(packets_sent);
+      return;
+    }
+    drain_stage(dest);
+  }
+  send_buffer(dest);
+}
+
+void engine::drain_stage(int dest) {
+  stage& s = stages_[dest];
+  const auto staged = s.published();
+  const std::size_t n = staged.bytes.size();
+  if (n == 0) return;
+  outgoing& o = out_[dest];
+  if (o.used + n > max_packet_) send_buffer(dest);
+  if (o.count == 0 && o.queue.empty()) add_unsent(1);
+  std::memcpy(o.buffer.get() + o.used, staged.bytes.data(), n);
+  o.used += n;
+  ++o.count;  // at least one record: what matters here is that the packet is not empty
+  s.take(staged);
+  drained_bytes_.store(drained_bytes_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+bool engine::flush_stage(int dest) {
+  flush(dest);
+  stages_[dest].reset();
+  return out_[dest].queued_bytes > backlog_limit_;
+}
+
+void engine::send_buffer(int dest) {
   outgoing& o = out_[dest];
   if (o.count == 0) return;
   const std::span<const std::byte> packet(o.buffer.get(), o.used);
@@ -293,19 +333,42 @@ std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) 
 void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
   const std::byte* p = packet.data();
   const std::byte* end = p + packet.size();
-  const handler_entry* e = nullptr;  // packets often hold runs of one handler
-  while (p < end) {
-    record_header h;
-    if (end - p < static_cast<std::ptrdiff_t>(sizeof h)) fatal("corrupt packet from node %d", src);
-    std::memcpy(&h, p, sizeof h);
-    const std::byte* args = p + sizeof h;
-    const std::byte* data = args + round8(h.args_len);
-    if (data + h.payload_len > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
-    // The last record of a packet may end without its padding (bulk fragments do).
-    p = std::min(data + round8(h.payload_len), end);
-    if (e == nullptr || e->id != h.handler) e = lookup(src, h.handler);
-    run_handler(src, *e, h, args, payload(data, h.payload_len));
+  // Packets often hold runs of one handler: it is looked up, and counted, once a run.
+  const handler_entry* e = nullptr;
+  std::uint64_t run = 0, run_bytes = 0;
+  auto count_run = [&] {
+    auto& hs = stats::handler_at(e->index);
+    stats::bump(hs.received, run);
+    stats::bump(hs.received_bytes, run_bytes);
+    if (!e->internal) stats::bump(user_handled_, run);
+  };
+  token t(src);
+  const bool nested = running_handler_;  // a bulk delivery runs inside its fragment's handler
+  running_handler_ = true;
+  try {
+    while (p < end) {
+      record_header h;
+      if (end - p < static_cast<std::ptrdiff_t>(sizeof h)) fatal("corrupt packet from node %d", src);
+      std::memcpy(&h, p, sizeof h);
+      const std::byte* args = p + sizeof h;
+      const std::byte* data = args + round8(h.args_len);
+      if (data + h.payload_len > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
+      // The last record of a packet may end without its padding (bulk fragments do).
+      p = std::min(data + round8(h.payload_len), end);
+      if (e == nullptr || e->id != h.handler) {
+        if (e != nullptr) count_run();
+        e = lookup(src, h.handler);
+        run = run_bytes = 0;
+      }
+      e->fn(t, e->ctx, args, h.args_len, payload(data, h.payload_len), h.reply_slot);
+      ++run;
+      run_bytes += h.args_len + h.payload_len;
+    }
+  } catch (const std::exception& ex) {
+    fatal("active-message handler %.*s failed: %s", static_cast<int>(e->name.size()), e->name.data(), ex.what());
   }
+  running_handler_ = nested;
+  if (e != nullptr) count_run();
 }
 
 const handler_entry* engine::lookup(int src, handler_id id) {

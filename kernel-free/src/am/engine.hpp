@@ -14,6 +14,7 @@
 #include <squall/am.hpp>
 
 #include "am/registry.hpp"
+#include "am/stage.hpp"
 #include "stats/counters.hpp"
 #include "transport/transport.hpp"
 
@@ -53,6 +54,19 @@ class engine {
   bool send_written(int dest, const handler_entry& h, const void* args, std::size_t args_len,
                     std::size_t size, body_writer write, std::uint32_t reply_slot);
   static constexpr std::size_t direct_payload_bytes = 2048;
+
+  // The lock-free send of the thread that started the runtime, when messages are aggregated
+  // (am/stage.hpp). The caller is that thread, outside handlers, without the node lock, with
+  // a payload in private memory. `staged`: done. `flush_needed`: done, and the caller calls
+  // flush_stage under the node lock. `no_room`: nothing done; the caller calls flush_stage
+  // and tries again. `not_staged`: the caller sends through the locked path.
+  enum class staging { staged, flush_needed, no_room, not_staged };
+  staging stage_send(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data);
+  // Under the node lock, by that thread: sends what dest's stage holds and empties it.
+  // Returns true when dest's queue is past the backlog limit (as send does).
+  bool flush_stage(int dest);
+  static void claim_stage(bool mine) { stage_owner_ = mine; }  // the runtime's starting thread
+  static bool stage_owner() { return stage_owner_; }
   std::shared_ptr<detail::bulk_state> bulk_send(int dest, const handler_entry& h, const void* args,
                                                 std::size_t args_len, payload data);
   void flush(int dest);
@@ -67,7 +81,10 @@ class engine {
   // Pushes queued packets and bulk fragments into the transport as room allows.
   void push_queued();
 
-  bool has_unsent() const { return unsent_.load(std::memory_order_relaxed) != 0; }
+  bool has_unsent() const {
+    return unsent_.load(std::memory_order_relaxed) != 0 ||
+           staged_bytes_.load(std::memory_order_relaxed) != drained_bytes_.load(std::memory_order_relaxed);
+  }
   // Advances whenever a poll handled something: a waiter spinning without the lock
   // watches it to learn that another thread ran handlers.
   std::uint64_t handled_epoch() const { return handled_epoch_.load(std::memory_order_acquire); }
@@ -78,12 +95,14 @@ class engine {
   // The earliest pending deadline, or INT64_MAX; read without the lock.
   std::int64_t next_deadline() const { return next_deadline_.load(std::memory_order_relaxed); }
 
-  void set_aggregation(unsigned k) { aggregation_ = k; }
-  unsigned aggregation() const { return aggregation_; }
+  void set_aggregation(unsigned k) { aggregation_.store(k, std::memory_order_relaxed); }
+  unsigned aggregation() const { return aggregation_.load(std::memory_order_relaxed); }
   std::size_t max_payload() const { return max_payload_; }
 
   // Messages of the program's own handlers sent and handled here (fence counts them).
-  std::uint64_t user_sent() const { return user_sent_.load(std::memory_order_relaxed); }
+  std::uint64_t user_sent() const {
+    return user_sent_.load(std::memory_order_relaxed) + user_sent_staged_.load(std::memory_order_relaxed);
+  }
   std::uint64_t user_handled() const { return user_handled_.load(std::memory_order_relaxed); }
 
   // Reply slots for am::call.
@@ -133,6 +152,10 @@ class engine {
   };
 
   bool push_bulk(int dest, queued& q);  // true when the last fragment is out
+  // Moves what dest's stage published to the end of dest's packet (node lock held); every
+  // locked append for dest does this first, which keeps the order of sends.
+  void drain_stage(int dest);
+  void send_buffer(int dest);  // sends dest's packet being filled, or queues it
   // Writes a record's header and padded arguments at p; returns the bytes written.
   static std::size_t write_head(std::byte* p, const handler_entry& e, const void* args,
                                 std::size_t args_len, std::size_t payload_len, std::uint32_t reply_slot);
@@ -161,8 +184,14 @@ class engine {
   transport& t_;
   int me_, nodes_;
   std::size_t max_packet_, max_payload_, backlog_limit_;
-  unsigned aggregation_ = 1;
+  std::atomic<unsigned> aggregation_{1};
   std::vector<outgoing> out_;
+  std::unique_ptr<stage[]> stages_;  // by destination
+  static inline thread_local bool stage_owner_ = false;
+  // Bytes staged (written by the stages' producer) and drained (by the node-lock holder):
+  // unequal while a stage holds something, so has_unsent() sees staged records.
+  std::atomic<std::uint64_t> staged_bytes_{0}, drained_bytes_{0};
+  std::atomic<std::uint64_t> user_sent_staged_{0};  // written by the stages' producer only
   std::vector<int> poll_order_;  // sources, starting after this node (fairness)
   std::vector<reassembly> in_bulk_;
   std::map<std::uint32_t, std::shared_ptr<detail::bulk_state>> bulk_in_flight_;
@@ -210,6 +239,7 @@ inline std::byte* engine::append_record(int dest, const handler_entry& e, const 
                                         std::size_t args_len, std::size_t payload_len,
                                         std::uint32_t reply_slot) {
   const std::size_t record = sizeof(record_header) + detail::round8(args_len) + detail::round8(payload_len);
+  if (!stages_[dest].empty()) [[unlikely]] drain_stage(dest);
   outgoing& o = out_[dest];
   if (o.used + record > max_packet_) [[unlikely]] flush(dest);
   if (o.count == 0 && o.queue.empty()) add_unsent(1);
@@ -230,7 +260,7 @@ inline bool engine::finish_record(int dest, const handler_entry& e, std::size_t 
   ++o.count;
   if (running_handler_) o.by_handler = true;
   count_sent(e, bytes);
-  if (o.count >= aggregation_) flush(dest);
+  if (o.count >= aggregation_.load(std::memory_order_relaxed)) flush(dest);
   return o.queued_bytes > backlog_limit_;
 }
 
@@ -242,7 +272,8 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
   // A packet of this one record (no aggregation, nothing waiting for dest) goes to the
   // transport straight from here: the reply of a request/reply exchange reaches the wire
   // sooner, and the counting comes after.
-  if (aggregation_ == 1 && out_[dest].count == 0 && out_[dest].queue.empty()) {
+  if (aggregation_.load(std::memory_order_relaxed) == 1 && out_[dest].count == 0 && out_[dest].queue.empty() &&
+      stages_[dest].empty()) {
     alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
     const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
     if (t_.try_send(dest, std::span(head, head_len), data)) [[likely]] {
@@ -254,6 +285,25 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
   std::byte* body = append_record(dest, e, args, args_len, data.size(), reply_slot);
   if (!data.empty()) std::memcpy(body, data.data(), data.size());
   return finish_record(dest, e, args_len + data.size());
+}
+
+inline engine::staging engine::stage_send(int dest, const handler_entry& e, const void* args,
+                                          std::size_t args_len, payload data) {
+  const unsigned factor = aggregation_.load(std::memory_order_relaxed);
+  if (factor == 1 || data.size() >= direct_payload_bytes) return staging::not_staged;
+  stage& s = stages_[dest];
+  const std::size_t record = sizeof(record_header) + detail::round8(args_len) + detail::round8(data.size());
+  std::byte* p = s.reserve(record);
+  if (p == nullptr) return staging::no_room;
+  std::byte* body = p + write_head(p, e, args, args_len, data.size(), 0);
+  if (!data.empty()) std::memcpy(body, data.data(), data.size());
+  s.publish(record);
+  staged_bytes_.store(staged_bytes_.load(std::memory_order_relaxed) + record, std::memory_order_relaxed);
+  auto& hs = stats::handler_at(e.index);
+  stats::bump(hs.staged_sent);
+  stats::bump(hs.staged_sent_bytes, args_len + data.size());
+  if (!e.internal) stats::bump(user_sent_staged_);
+  return s.waiting_records() >= factor ? staging::flush_needed : staging::staged;
 }
 
 }  // namespace squall::am

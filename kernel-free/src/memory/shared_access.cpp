@@ -33,8 +33,9 @@ void for_each_block(std::uintptr_t start, std::size_t len, F&& f) {
 }
 
 bool touches_segments(std::uintptr_t start, std::size_t len) {
+  if (len == 0) return false;
   const layer* l = running_layer();
-  if (l == nullptr || len == 0) return false;
+  if (l == nullptr) return false;
   const std::uintptr_t lo = l->space.base(), hi = lo + l->space.bytes();
   return start < hi && start + len > lo;
 }
@@ -52,6 +53,10 @@ bool prepare_access(std::uintptr_t start, std::size_t len, bool write) {
 void repair_access(std::uintptr_t start, std::size_t len, bool write) {
   if (!touches_segments(start, len)) return;
   for_each_block(start, len, [&](segment_state& s, block_index b) { serve_fault(s, b, write); });
+}
+
+bool in_segment_range(const std::byte* start, std::size_t len) {
+  return touches_segments(reinterpret_cast<std::uintptr_t>(start), len);
 }
 
 const std::byte* readable_source(const std::byte* start, std::size_t len) {

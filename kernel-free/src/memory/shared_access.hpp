@@ -22,4 +22,8 @@ void repair_access(std::uintptr_t start, std::size_t len, bool write);
 // within one segment), else start itself. Costs one comparison outside the segment range.
 const std::byte* readable_source(const std::byte* start, std::size_t len);
 
+// Whether [start, start+len) touches the range where segments live (one comparison; false
+// for an empty range).
+bool in_segment_range(const std::byte* start, std::size_t len);
+
 }  // namespace squall::memory::detail

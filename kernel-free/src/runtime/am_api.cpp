@@ -45,12 +45,42 @@ payload lock_safe(payload data) {
 
 namespace detail {
 
+namespace {
+
+// What stage_send could not finish alone: a full stage, or a send that is not staged.
+[[gnu::noinline]] void send_locked(rt::node_runtime& nd, int dest, const handler_entry* h, const void* args,
+                                   std::size_t args_len, payload data, std::uint32_t reply_slot,
+                                   engine::staging staged) {
+  if (staged == engine::staging::no_room) {  // the stage is flushed, then there is room
+    rt::locked(nd, [&] { nd.engine->flush_stage(dest); });
+    staged = nd.engine->stage_send(dest, *h, args, args_len, data);
+  }
+  bool backlog = false;
+  if (staged == engine::staging::flush_needed) {
+    backlog = rt::locked(nd, [&] { return nd.engine->flush_stage(dest); });
+  } else if (staged != engine::staging::staged) {
+    data = lock_safe(data);
+    backlog = rt::locked(nd, [&] { return nd.engine->send(dest, *h, args, args_len, data, reply_slot); });
+  }
+  if (backlog) [[unlikely]] drain_backlog(nd, dest);
+}
+
+}  // namespace
+
 void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot) {
   rt::node_runtime& nd = checked("am::send", dest);
-  data = lock_safe(data);
-  const bool backlog = rt::locked(nd, [&] { return nd.engine->send(dest, *h, args, args_len, data, reply_slot); });
-  if (backlog) [[unlikely]] drain_backlog(nd, dest);
+  // The runtime's own thread, aggregating, outside handlers and the node lock (a fault
+  // handler holds it), with a payload in private memory: staged without the node lock
+  // (am/stage.hpp). Everything else, and a full stage, takes the lock.
+  engine::staging staged = engine::staging::not_staged;
+  if (reply_slot == 0 && engine::stage_owner() && !engine::in_handler() &&
+      (data.empty() || !memory::detail::in_segment_range(data.data(), data.size())) &&
+      !nd.lock.held_by_this_thread()) {
+    staged = nd.engine->stage_send(dest, *h, args, args_len, data);
+    if (staged == engine::staging::staged) [[likely]] return;
+  }
+  send_locked(nd, dest, h, args, args_len, data, reply_slot, staged);
 }
 
 void send_written_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,

@@ -129,6 +129,7 @@ void init(int*, char***) {
   nd->engine = std::make_unique<am::engine>(*nd->transport, nd->me, nd->n);
   nd->engine->set_aggregation(nd->config.aggregation);
   am::current_engine = nd->engine.get();
+  am::engine::claim_stage(true);
   nd->control().pid.store(getpid());
   nd->control().state.store(shm::running);
   the_node = nd;
@@ -147,6 +148,7 @@ void finalize() {
   if (nd.config.stats) print_report(nd);
   close_transports(nd);
   stop_progress_thread(nd);
+  am::engine::claim_stage(false);
   nd.control().state.store(shm::finalized);
   running_node.store(nullptr, std::memory_order_release);
   current_phase.store(phase::finalized);

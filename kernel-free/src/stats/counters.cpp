@@ -63,8 +63,10 @@ snapshot take() {
   std::uint64_t sent = 0, received = 0;
   am::for_each_handler([&](int index, std::string_view name, bool) {
     auto& h = handler_at(index);
-    s.handlers.push_back({std::string(name), h.sent.load(std::memory_order_relaxed),
-                          h.sent_bytes.load(std::memory_order_relaxed),
+    s.handlers.push_back({std::string(name),
+                          h.sent.load(std::memory_order_relaxed) + h.staged_sent.load(std::memory_order_relaxed),
+                          h.sent_bytes.load(std::memory_order_relaxed) +
+                              h.staged_sent_bytes.load(std::memory_order_relaxed),
                           h.received.load(std::memory_order_relaxed),
                           h.received_bytes.load(std::memory_order_relaxed)});
     sent += s.handlers.back().sent;
@@ -85,6 +87,8 @@ void reset() {
   for (auto& h : handler_slots) {
     h.sent.store(0, std::memory_order_relaxed);
     h.sent_bytes.store(0, std::memory_order_relaxed);
+    h.staged_sent.store(0, std::memory_order_relaxed);
+    h.staged_sent_bytes.store(0, std::memory_order_relaxed);
     h.received.store(0, std::memory_order_relaxed);
     h.received_bytes.store(0, std::memory_order_relaxed);
   }

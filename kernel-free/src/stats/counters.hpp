@@ -15,6 +15,8 @@ int counter_slot(std::string_view name);
 
 struct handler_slot {
   std::atomic<std::uint64_t> sent{0}, sent_bytes{0}, received{0}, received_bytes{0};
+  // Sends staged without the node lock (am/stage.hpp), counted by their one thread apart.
+  std::atomic<std::uint64_t> staged_sent{0}, staged_sent_bytes{0};
 };
 
 // Plain static arrays (constant-initialised, never destroyed), so that bumping a counter
