@@ -137,9 +137,12 @@ extern "C" void squall_parmacs_create(void (*f)(void), long workers) {
     int idle = 1;
     while (idle < squall::nodes() && the_job->busy[idle].load()) ++idle;
     if (idle == squall::nodes()) {
-      fail("CREATE: the program starts more workers than the %d node(s) besides node 0; run squallrun -n %ld "
-           "or more, or ask the program for fewer processes",
-           squall::nodes() - 1, the_job->busy_count.load() + (count - k) + 1);
+      const long needed = the_job->busy_count.load() + (count - k) + 1;
+      // CREATE(f, P) says how many workers there will be; CREATE(f) in a loop does not, so
+      // further calls may want more nodes than this one knows of.
+      fail("CREATE: the program starts more workers than the %d node(s) besides node 0; run squallrun -n %ld%s, "
+           "or ask the program for fewer processes",
+           squall::nodes() - 1, needed, workers < 0 ? " or more (one per process the program starts)" : "");
     }
     the_job->busy[idle].store(true);
     the_job->busy_count.fetch_add(1);
