@@ -28,6 +28,7 @@ namespace {
 
 const int waits_slept = stats::counter_slot("wait.sleeps");
 const int progress_wakeups = stats::counter_slot("progress.wakeups");
+const int progress_yields = stats::counter_slot("progress.yields");  // watching with nodes > cores
 const int progress_polls = stats::counter_slot("progress.packets_handled");
 const int timed_flushes = stats::counter_slot("progress.timed_flushes");
 
@@ -80,10 +81,12 @@ void progress_loop(node_runtime& nd) {
   // How long to sleep while watching a program thread that waits or lingers: the linger
   // period, doubled each time the program came back to wait on its own (up to a cap), so a
   // program cycling through short waits does not wake this thread 20,000 times a second.
-  // With lingering off (nodes outnumber cores) this starts, and stays, at 0: the thread then
-  // polls through immediate futex timeouts while a program waits. That looks wasteful, but a
-  // 20 us floor made the coherence test's fault-handler requests 2-30x slower on 4 and 8 nodes
-  // (measured), so the busy look stays until waiting is redesigned for oversubscription.
+  // With lingering off (nodes outnumber cores) this starts, and stays, at 0: the thread does
+  // not sleep while a program waits, since a 20 us floor made fault-handler requests 2-30x
+  // slower on 4 and 8 nodes; it gives its core away (sched_yield) instead. It used to pass
+  // through zero-timeout futex waits, which kept the core: on 4 nodes / 2 cores that made a
+  // CHAOS exchange 3.5x slower (52 -> 14 us) and the PARMACS n-body on 8 nodes 2x slower.
+  // Only the toy retry protocol of kf_coherence_test (a storm of refused requests) was faster.
   std::int64_t watch_ns = nd.config.linger_ns;
   while (!nd.stopping.load(std::memory_order_relaxed)) {
     std::size_t handled = 0;
@@ -109,6 +112,11 @@ void progress_loop(node_runtime& nd) {
     const std::uint32_t rung = ctl.doorbell.load();
     const std::uint64_t waits = nd.waits_entered.load();
     const bool watch = nd.compute.load() == node_runtime::lingering || program_polls(nd);
+    if (watch && watch_ns == 0) {
+      stats::counter_at(progress_yields).fetch_add(1, std::memory_order_relaxed);
+      sched_yield();
+      continue;
+    }
     sleep_on_doorbell(nd, watch ? watch_ns : idle_timeout_ns, [&] {
       if (program_polls(nd) || !nd.lock.try_lock()) return false;  // someone else polls
       const bool work = nd.transport->any_incoming();

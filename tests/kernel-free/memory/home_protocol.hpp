@@ -21,6 +21,8 @@
 // nothing: the directory is sized up front, and with one request in flight per node the
 // rings never fill (the tests check that no packet was queued).
 #pragma once
+#include <sched.h>
+
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -151,7 +153,11 @@ class home_protocol : public squall::memory::protocol {
   // Asks until the tag allows the access: a message handled at the end of the wait may
   // already have taken the block away again.
   void acquire(segment s, block_index b, bool write) {
-    while (!allows(s.tag_of(b), write)) {
+    for (bool again = false; !allows(s.tag_of(b), write); again = true) {
+      // Refused, or the block was taken away before the access ran: let the others run
+      // before asking again (with more nodes than cores, asking at once made storms of
+      // hundreds of requests per fault).
+      if (again) sched_yield();
       answered_ = false;
       ++counts_.requests;
       squall::am::send<on_request>(s.home(b), address_of(s, b), write);
