@@ -83,9 +83,7 @@ void engine::flush(int dest) {
     // Only staged records: they leave as they are, without a copy into the packet buffer.
     const auto staged = stages_[dest].published();
     if (o.count == 0 && o.queue.empty() && !staged.bytes.empty() && t_.try_send(dest, staged.bytes, {})) {
-      stages_[dest].take(staged);
-      drained_bytes_.store(drained_bytes_.load(std::memory_order_relaxed) + staged.bytes.size(),
-                           std::memory_order_relaxed);
+      take_staged(dest, staged);
       count(packets_sent);
       return;
     }
@@ -105,8 +103,13 @@ void engine::drain_stage(int dest) {
   std::memcpy(o.buffer.get() + o.used, staged.bytes.data(), n);
   o.used += n;
   ++o.count;  // at least one record: what matters here is that the packet is not empty
-  s.take(staged);
-  drained_bytes_.store(drained_bytes_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  take_staged(dest, staged);
+}
+
+void engine::take_staged(int dest, const stage::portion& staged) {
+  stages_[dest].take(staged);
+  drained_bytes_.store(drained_bytes_.load(std::memory_order_relaxed) + staged.bytes.size(),
+                       std::memory_order_relaxed);
 }
 
 bool engine::flush_stage(int dest) {
@@ -336,12 +339,6 @@ void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
   // Packets often hold runs of one handler: it is looked up, and counted, once a run.
   const handler_entry* e = nullptr;
   std::uint64_t run = 0, run_bytes = 0;
-  auto count_run = [&] {
-    auto& hs = stats::handler_at(e->index);
-    stats::bump(hs.received, run);
-    stats::bump(hs.received_bytes, run_bytes);
-    if (!e->internal) stats::bump(user_handled_, run);
-  };
   token t(src);
   const bool nested = running_handler_;  // a bulk delivery runs inside its fragment's handler
   running_handler_ = true;
@@ -356,7 +353,7 @@ void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
       // The last record of a packet may end without its padding (bulk fragments do).
       p = std::min(data + round8(h.payload_len), end);
       if (e == nullptr || e->id != h.handler) {
-        if (e != nullptr) count_run();
+        if (e != nullptr) count_received(*e, run, run_bytes);
         e = lookup(src, h.handler);
         run = run_bytes = 0;
       }
@@ -368,7 +365,14 @@ void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
     fatal("active-message handler %.*s failed: %s", static_cast<int>(e->name.size()), e->name.data(), ex.what());
   }
   running_handler_ = nested;
-  if (e != nullptr) count_run();
+  if (e != nullptr) count_received(*e, run, run_bytes);
+}
+
+void engine::count_received(const handler_entry& e, std::uint64_t messages, std::uint64_t bytes) {
+  auto& hs = stats::handler_at(e.index);
+  stats::bump(hs.received, messages);
+  stats::bump(hs.received_bytes, bytes);
+  if (!e.internal) stats::bump(user_handled_, messages);
 }
 
 const handler_entry* engine::lookup(int src, handler_id id) {
@@ -393,11 +397,7 @@ void engine::run_handler(int src, const handler_entry& e, const record_header& h
           ex.what());
   }
   running_handler_ = nested;
-  // Counted after the handler ran, so that a reply it sends leaves sooner.
-  auto& hs = stats::handler_at(e.index);
-  stats::bump(hs.received);
-  stats::bump(hs.received_bytes, h.args_len + data.size());
-  if (!e.internal) stats::bump(user_handled_);
+  count_received(e, 1, h.args_len + data.size());  // after the handler: its reply leaves sooner
 }
 
 std::uint32_t engine::open_slot(void* result, std::size_t size) {

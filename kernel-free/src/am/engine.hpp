@@ -156,6 +156,8 @@ class engine {
   // locked append for dest does this first, which keeps the order of sends.
   void drain_stage(int dest);
   void send_buffer(int dest);  // sends dest's packet being filled, or queues it
+  void take_staged(int dest, const stage::portion& staged);  // marks them taken, for has_unsent
+  void count_received(const handler_entry& e, std::uint64_t messages, std::uint64_t bytes);
   // Writes a record's header and padded arguments at p; returns the bytes written.
   static std::size_t write_head(std::byte* p, const handler_entry& e, const void* args,
                                 std::size_t args_len, std::size_t payload_len, std::uint32_t reply_slot);

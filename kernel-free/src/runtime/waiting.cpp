@@ -86,7 +86,6 @@ void progress_loop(node_runtime& nd) {
   // slower on 4 and 8 nodes; it gives its core away (sched_yield) instead. It used to pass
   // through zero-timeout futex waits, which kept the core: on 4 nodes / 2 cores that made a
   // CHAOS exchange 3.5x slower (52 -> 14 us) and the PARMACS n-body on 8 nodes 2x slower.
-  // Only the toy retry protocol of kf_coherence_test (a storm of refused requests) was faster.
   std::int64_t watch_ns = nd.config.linger_ns;
   while (!nd.stopping.load(std::memory_order_relaxed)) {
     std::size_t handled = 0;
