@@ -1,18 +1,13 @@
 // am_pingpong: round trip of a small active message between nodes 0 and 1, beside the
 // floor: a raw ping-pong on one shared-memory flag between the same two processes.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 #include <squall/squall.hpp>
 
 #include "common/report.hpp"
+#include "kernel-free/shared_page.hpp"
 
 namespace {
 
@@ -58,24 +53,8 @@ double am_pingpong(int me) {
   return squall::bench::seconds_since(t0) / iterations * 1e6;
 }
 
-std::atomic<std::uint64_t>& shared_flag(int me) {
-  // Node 0 creates a POSIX shared-memory object named after its pid; node 1 opens it.
-  int pid = me == 0 ? getpid() : 0;
-  squall::broadcast(pid);
-  const std::string name = "/squall-pingpong-" + std::to_string(pid);
-  int fd = -1;
-  if (me == 0) {
-    fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, 4096) != 0) std::perror("am_pingpong: shm_open"), std::exit(1);
-  }
-  squall::barrier();
-  if (me == 1) fd = shm_open(name.c_str(), O_RDWR, 0600);
-  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (fd < 0 || p == MAP_FAILED) std::perror("am_pingpong: mapping the floor's flag"), std::exit(1);
-  close(fd);
-  squall::barrier();
-  if (me == 0) shm_unlink(name.c_str());
-  return *new (p) std::atomic<std::uint64_t>(0);
+std::atomic<std::uint64_t>& shared_flag() {
+  return *new (squall::bench::shared_page("pingpong")) std::atomic<std::uint64_t>(0);
 }
 
 }  // namespace
@@ -89,7 +68,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> floor_us, am_us;
   if (me < 2) {
-    auto& flag = shared_flag(me);
+    auto& flag = shared_flag();
     am_pingpong(me);  // warm-up
     for (int t = 0; t < trials; ++t) {
       flag.store(0);
@@ -99,10 +78,7 @@ int main(int argc, char** argv) {
     }
   } else {
     // Nodes beyond 2 take part only in the collectives.
-    int pid = 0;
-    squall::broadcast(pid);
-    squall::barrier();
-    squall::barrier();
+    squall::bench::shared_page("pingpong");
     squall::barrier();
     for (int t = 0; t < trials; ++t) {
       squall::barrier();
