@@ -174,3 +174,26 @@ TEST(ShmTransport, TwoThreadsKeepOrderInBothDirections) {
 }
 
 }  // namespace
+
+// After a mailbox packet goes to a peer, a spinning waiter's look (worth_polling) skips that
+// peer's mailbox for the set number of polls, and then sees the reply; the exact look
+// (any_incoming), which decides whether a thread may sleep, sees it at once.
+TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
+  two_nodes n;
+  n.t0.set_quiet_polls(3);
+  send(n.t0, 1, 1, 16);
+  expect_next(n.t1, 0, 1, 16);
+  send(n.t1, 0, 2, 16);  // the reply, in the mailbox
+  EXPECT_TRUE(n.t0.any_incoming());
+  for (int poll = 0; poll < 3; ++poll) EXPECT_FALSE(n.t0.worth_polling()) << "poll " << poll;
+  EXPECT_TRUE(n.t0.worth_polling());
+  EXPECT_TRUE(n.t0.any_incoming());
+  expect_next(n.t0, 1, 2, 16);
+  // A packet in the ring is never held back.
+  n.t0.set_quiet_polls(1000);
+  send(n.t0, 1, 3, 16);
+  expect_next(n.t1, 0, 3, 16);
+  send(n.t1, 0, 4, 200);
+  EXPECT_TRUE(n.t0.worth_polling());
+  expect_next(n.t0, 1, 4, 200);
+}

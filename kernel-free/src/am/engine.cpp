@@ -56,6 +56,7 @@ namespace squall::am {
 
 engine::engine(transport& t, int me, int nodes)
     : t_(t),
+      mail_(dynamic_cast<shm::shm_transport*>(&t)),
       me_(me),
       nodes_(nodes),
       max_packet_(t.max_packet()),
@@ -321,7 +322,22 @@ std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) 
     }
     return false;
   };
-  satisfied = handle_arrived();
+  // Mailbox packets first, without virtual calls: the small requests and replies of
+  // request/reply exchanges (taken only when nothing in the ring is ahead of them).
+  if (mail_ != nullptr) {
+    for (const int src : mail_->peers_here()) {
+      const auto packet = mail_->take_mail(src);
+      if (packet.empty()) continue;
+      dispatch_packet(src, packet);
+      count(packets_received);
+      ++handled;
+      if (pred != nullptr && pred(ctx)) {
+        satisfied = true;
+        break;
+      }
+    }
+  }
+  if (!satisfied) satisfied = handle_arrived();
   if (handled != 0) {
     handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     for (int d = 0; d < nodes_; ++d) {

@@ -16,6 +16,7 @@
 #include "am/registry.hpp"
 #include "am/stage.hpp"
 #include "stats/counters.hpp"
+#include "transport/shm/shm_transport.hpp"
 #include "transport/transport.hpp"
 
 namespace squall::am {
@@ -184,6 +185,10 @@ class engine {
                    payload data);
 
   transport& t_;
+  // The same transport when it is the shared-memory one (every node on this host): its
+  // mailboxes are then read and written without a virtual call, the lane of small
+  // request/reply messages (kernel-free/TRANSPORTS.md).
+  shm::shm_transport* mail_ = nullptr;
   int me_, nodes_;
   std::size_t max_packet_, max_payload_, backlog_limit_;
   std::atomic<unsigned> aggregation_{1};
@@ -278,6 +283,11 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
       stages_[dest].empty()) {
     alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
     const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
+    if (mail_ != nullptr && data.empty() && mail_->try_send_mail(dest, std::span(head, head_len))) {
+      count_packet_sent();
+      count_sent(e, args_len);
+      return false;
+    }
     if (t_.try_send(dest, std::span(head, head_len), data)) [[likely]] {
       count_packet_sent();
       count_sent(e, args_len + data.size());

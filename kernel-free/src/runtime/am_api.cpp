@@ -74,7 +74,7 @@ void send_raw(int dest, const handler_entry* h, const void* args, std::size_t ar
   // handler holds it), with a payload in private memory: staged without the node lock
   // (am/stage.hpp). Everything else, and a full stage, takes the lock.
   engine::staging staged = engine::staging::not_staged;
-  if (reply_slot == 0 && engine::stage_owner() && !engine::in_handler() &&
+  if (reply_slot == 0 && nd.engine->aggregation() != 1 && engine::stage_owner() && !engine::in_handler() &&
       (data.empty() || !memory::detail::in_segment_range(data.data(), data.size())) &&
       !nd.lock.held_by_this_thread()) {
     staged = nd.engine->stage_send(dest, *h, args, args_len, data);

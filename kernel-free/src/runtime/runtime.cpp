@@ -40,6 +40,7 @@ settings read_settings(int local_nodes) {
   s.progress_spin_ns =
       1000 * env_int("SQUALL_PROGRESS_SPIN_US", s.oversubscribed ? 0 : 10, 0, 10'000'000);
   s.linger_ns = 1000 * env_int("SQUALL_LINGER_US", s.oversubscribed ? 0 : 50, 0, 1'000'000);
+  s.quiet_polls = static_cast<int>(env_int("SQUALL_QUIET_POLLS", 4, 0, 1000));
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
   s.stats = env_bool("SQUALL_STATS", false);
   return s;
@@ -130,6 +131,7 @@ void init(int*, char***) {
   nd->engine->set_aggregation(nd->config.aggregation);
   am::current_engine = nd->engine.get();
   am::engine::claim_stage(true);
+  if (nd->shm) nd->shm->set_quiet_polls(nd->config.quiet_polls);
   nd->control().pid.store(getpid());
   nd->control().state.store(shm::running);
   the_node = nd;

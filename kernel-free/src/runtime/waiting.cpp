@@ -181,7 +181,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     // is looked at every 64 turns.
     const std::uint64_t epoch = nd.engine->handled_epoch();
     bool sleep = false;
-    for (unsigned spins = 1; !nd.transport->any_incoming() && nd.engine->handled_epoch() == epoch &&
+    for (unsigned spins = 1; !nd.transport->worth_polling() && nd.engine->handled_epoch() == epoch &&
                              !nd.engine->has_unsent();
          ++spins) {
       cpu_relax();

@@ -30,6 +30,9 @@ class transport {
   virtual std::span<const std::byte> peek(int src) = 0;
   virtual void release(int src) = 0;
   virtual bool any_incoming() = 0;
+  // The same for a thread spinning in a wait: may say no for a while after a send when
+  // looking would slow the reply down (shm/mailbox.hpp). Never used to decide to sleep.
+  virtual bool worth_polling() { return any_incoming(); }
   virtual std::size_t max_packet() const = 0;
   // Called by a thread of this node before it sleeps until a doorbell (the transport may
   // have to watch for arrivals itself meanwhile).

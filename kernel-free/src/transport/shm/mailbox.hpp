@@ -19,6 +19,11 @@
 //   packet sent after a mailbox packet is never seen without it.
 // - The receiver copies the packet out at once, so the slot may be refilled while its handler
 //   still runs.
+// - After a send, worth_looking() says no for the next `quiet` polls (set_quiet_polls): the
+//   other side is working on the line, and a read would take it from under it (on the
+//   development VM a read moves a line away from its writer; kernel-free/TRANSPORTS.md).
+//   Only a spinning waiter asks it; has_packet(), which decides whether a thread may sleep,
+//   always looks.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -59,10 +64,21 @@ class mailbox {
     const std::uint64_t w = (ring_pos << 32) | std::uint64_t{taken_.load(std::memory_order_relaxed)} << 16 |
                             std::uint64_t{sent_} << 8 | (head.size() + body.size());
     out_->word.store(w, std::memory_order_release);
+    quiet_.store(quiet_polls_, std::memory_order_relaxed);
   }
+  void set_quiet_polls(int polls) { quiet_polls_ = polls; }
 
   // Whether a packet not yet taken waits (any thread; no side effects).
   bool has_packet() const { return in_ != nullptr && is_new(in_->word.load(std::memory_order_acquire)); }
+  // The same for a spinning waiter, except in the quiet polls after a send (any thread: the
+  // count is a hint, which racing threads may miscount).
+  bool worth_looking() const {
+    if (const int q = quiet_.load(std::memory_order_relaxed); q > 0) {
+      quiet_.store(q - 1, std::memory_order_relaxed);
+      return false;
+    }
+    return has_packet();
+  }
   // The waiting packet's word, or 0 when none waits.
   std::uint64_t incoming() const {
     if (in_ == nullptr) return 0;
@@ -90,6 +106,8 @@ class mailbox {
   std::uint8_t acked_ = 0;  // the last of ours the other side said it took
   // The last packet taken; read without the node lock by has_packet().
   std::atomic<std::uint8_t> taken_{0};
+  int quiet_polls_ = 0;
+  mutable std::atomic<int> quiet_{0};  // polls left that do not look (any thread)
   alignas(8) std::byte copy_[max_packet];
 };
 

@@ -67,10 +67,6 @@ ring_consumer::ring_consumer(void* base, std::size_t capacity)
       data_(static_cast<std::byte*>(base) + sizeof(ring_control)),
       capacity_(capacity) {}
 
-std::uint64_t ring_consumer::header() const {
-  return header_at(data_, tail_.load(std::memory_order_relaxed) & (capacity_ - 1)).load(std::memory_order_acquire);
-}
-
 std::span<const std::byte> ring_consumer::take(std::uint64_t h) {
   if (h == 0) return {};
   std::uint64_t tail = tail_.load(std::memory_order_relaxed);
@@ -98,5 +94,4 @@ bool ring_consumer::release() {
   return true;
 }
 
-bool ring_consumer::empty() const { return header() == 0; }
 }  // namespace squall::shm

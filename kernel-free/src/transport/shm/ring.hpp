@@ -77,14 +77,17 @@ class ring_consumer {
   std::span<const std::byte> peek() { return take(header()); }
   // The same in two steps: the header word at the read position (0: no packet yet), then
   // the packet it announces (an empty span for 0).
-  std::uint64_t header() const;
+  std::uint64_t header() const {  // inline: waiters spin on it
+    auto* word = reinterpret_cast<std::uint64_t*>(data_ + (tail_.load(std::memory_order_relaxed) & (capacity_ - 1)));
+    return std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire);
+  }
   std::span<const std::byte> take(std::uint64_t header);
   // Bytes consumed so far, in the producer's position() numbering.
   std::uint64_t position() const { return tail_.load(std::memory_order_relaxed); }
   // Frees the packet returned by peek(). Returns true when the producer was waiting for
   // room (the caller then wakes the producer's node).
   bool release();
-  bool empty() const;
+  bool empty() const { return header() == 0; }
 
  private:
   ring_control* ctl_ = nullptr;

@@ -41,9 +41,7 @@ bool shm_transport::try_send(int dest, std::span<const std::byte> head,
   const std::size_t size = head.size() + body.size();
   if (size <= mailbox::max_packet && mail_[dest].can_send()) {
     mail_[dest].send(head, body, out_[dest].position());
-    ring_doorbell(dest);
-    count_sent(size);
-    stats::bump(stats::counter_at(mailbox_packets));
+    mail_sent(dest, size);
     return true;
   }
   if (!out_[dest].try_push(head, body)) {
@@ -53,6 +51,16 @@ bool shm_transport::try_send(int dest, std::span<const std::byte> head,
   count_sent(head.size() + body.size());
   ring_doorbell(dest);
   return true;
+}
+
+void shm_transport::mail_sent(int dest, std::size_t bytes) {
+  ring_doorbell(dest);
+  count_sent(bytes);
+  stats::bump(stats::counter_at(mailbox_packets));
+}
+
+void shm_transport::set_quiet_polls(int polls) {
+  for (const int i : local_) mail_[i].set_quiet_polls(polls);
 }
 
 bool shm_transport::try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
@@ -95,6 +103,13 @@ void shm_transport::release(int src) {
 bool shm_transport::any_incoming() {
   for (const int i : local_) {
     if (!in_[i].empty() || mail_[i].has_packet()) return true;
+  }
+  return false;
+}
+
+bool shm_transport::worth_polling() {
+  for (const int i : local_) {
+    if (!in_[i].empty() || mail_[i].worth_looking()) return true;
   }
   return false;
 }

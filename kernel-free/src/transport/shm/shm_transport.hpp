@@ -24,10 +24,34 @@ class shm_transport final : public transport {
   std::span<const std::byte> peek(int src) override;
   void release(int src) override;
   bool any_incoming() override;
+  bool worth_polling() override;
   std::size_t max_packet() const override { return out_[me_].max_packet(); }
 
   // Wakes `node` if none of its threads is polling.
   void ring_doorbell(int node);
+
+  // The lane for small request/reply packets, called without a virtual call by the message
+  // layer (am/engine.hpp), which reaches this transport directly when every node is on this
+  // host. The same rules as try_send and peek: a packet goes to the mailbox when the other
+  // side took the last one, and is taken from it when nothing in the ring is ahead of it.
+  bool try_send_mail(int dest, std::span<const std::byte> packet) {
+    mailbox& m = mail_[dest];
+    if (packet.size() > mailbox::max_packet || !m.can_send()) return false;
+    m.send(packet, {}, out_[dest].position());
+    mail_sent(dest, packet.size());
+    return true;
+  }
+  // The waiting mailbox packet from `src` (copied out, valid until the next take), or an
+  // empty span.
+  std::span<const std::byte> take_mail(int src) {
+    mailbox& m = mail_[src];
+    const std::uint64_t word = m.incoming();
+    if (word == 0 || mailbox::position_of(word) != static_cast<std::uint32_t>(in_[src].position())) return {};
+    return m.take(word);
+  }
+  const std::vector<int>& peers_here() const { return local_; }  // the nodes with rings
+  // Polls after a mailbox send that do not look at that peer's mailbox (mailbox.hpp).
+  void set_quiet_polls(int polls);
 
  private:
   const job_area& job_;
@@ -37,6 +61,7 @@ class shm_transport final : public transport {
   std::unique_ptr<mailbox[]> mail_;  // by peer (unattached for this node and other hosts' nodes)
   std::vector<bool> peeked_mail_;    // by source: the packet peek() returned came from the mailbox
   std::vector<int> local_;          // the nodes with rings: those on this host
+  void mail_sent(int dest, std::size_t bytes);  // rings the doorbell, counts
 };
 
 }  // namespace squall::shm
