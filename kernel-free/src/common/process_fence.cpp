@@ -35,4 +35,20 @@ void heavy() {
   }
 }
 
+bool enable_private() {
+  if (private_enabled()) return true;
+  const long supported = membarrier(MEMBARRIER_CMD_QUERY);
+  if (supported < 0 || (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) return false;
+  detail::private_registered.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+void heavy_private() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    fatal("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration: %s", std::strerror(errno));
+  }
+}
+
 }  // namespace squall::process_fence

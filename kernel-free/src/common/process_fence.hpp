@@ -18,6 +18,7 @@ namespace squall::process_fence {
 
 namespace detail {
 inline std::atomic<bool> registered{false};
+inline std::atomic<bool> private_registered{false};
 }
 
 // Registers this process for the heavy side; false when the kernel cannot.
@@ -35,5 +36,11 @@ inline void light(bool receiver_has_heavy) {
 
 // The rare side (a receiver about to sleep).
 void heavy();
+
+// The same between the threads of this process only (MEMBARRIER_CMD_PRIVATE_EXPEDITED: no
+// other process is interrupted), for the node lock's bias (runtime/node_lock.hpp).
+bool enable_private();
+inline bool private_enabled() { return detail::private_registered.load(std::memory_order_relaxed); }
+void heavy_private();
 
 }  // namespace squall::process_fence

@@ -24,6 +24,7 @@ struct settings {
   bool progress_thread = true;     // SQUALL_PROGRESS_THREAD
   std::int64_t linger_ns = 0;      // SQUALL_LINGER_US: a waiter stays counted as polling
   bool oversubscribed = false;     // more nodes on this host than cores
+  bool lock_bias = true;           // SQUALL_LOCK_BIAS (runtime/node_lock.hpp)
   int quiet_polls = 4;             // SQUALL_QUIET_POLLS (transport/shm/mailbox.hpp)
   bool stats = false;              // SQUALL_STATS
 };

@@ -58,14 +58,21 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
 }
 
 // Drops a lingering program thread out of `awake`, then polls for what arrived while it
-// counted as polling without being so.
+// counted as polling without being so. The program's presence changes under the node lock
+// (enter_wait, leave_wait).
 bool end_lingering(node_runtime& nd) {
-  int expected = node_runtime::lingering;
-  if (!nd.compute.compare_exchange_strong(expected, node_runtime::away)) return false;
-  nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   std::lock_guard g(nd.lock);
+  if (nd.compute.load(std::memory_order_relaxed) != node_runtime::lingering) return false;
+  nd.compute.store(node_runtime::away, std::memory_order_relaxed);
+  nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   nd.engine->poll();
   return true;
+}
+
+// Whether polling now would do anything: packets arrived, packets wait to be sent, or a
+// deferred call is due. Asked without the node lock.
+bool has_work(node_runtime& nd) {
+  return nd.transport->any_incoming() || nd.engine->has_unsent() || nd.engine->next_deadline() <= now_ns();
 }
 
 // True while a program thread spins in a wait: it polls for the node, and the progress
@@ -89,7 +96,10 @@ void progress_loop(node_runtime& nd) {
   std::int64_t watch_ns = nd.config.linger_ns;
   while (!nd.stopping.load(std::memory_order_relaxed)) {
     std::size_t handled = 0;
-    if (!program_polls(nd) && nd.lock.try_lock()) {
+    // A lingering program thread is back soon: step in only for work, so as not to take
+    // the lock from it for nothing (node_lock.hpp: taking it from that thread is dear).
+    const bool lingering = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
+    if (!program_polls(nd) && (!lingering || has_work(nd)) && nd.lock.try_lock()) {
       handled = nd.engine->poll();
       nd.lock.unlock();
     }
@@ -117,10 +127,7 @@ void progress_loop(node_runtime& nd) {
       continue;
     }
     sleep_on_doorbell(nd, watch ? watch_ns : idle_timeout_ns, [&] {
-      if (program_polls(nd) || !nd.lock.try_lock()) return false;  // someone else polls
-      const bool work = nd.transport->any_incoming();
-      nd.lock.unlock();
-      return work;
+      return !program_polls(nd) && nd.transport->any_incoming();  // else someone else polls
     });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
     if (watch) {
@@ -152,18 +159,47 @@ void node_runtime::check_abort() const {
   for (;;) pause();  // another thread is reporting and exiting
 }
 
+// A program thread's presence (node_runtime::compute, waiters) changes under the node lock,
+// which orders it with the progress thread's end_lingering; so plain loads and stores do,
+// and the lock's bias (node_lock.hpp) spares the runtime's thread the locked instructions
+// that a round trip of small messages would otherwise wait on.
+void enter_wait(node_runtime& nd) {
+  // Only "did it change" matters to the progress thread.
+  nd.waits_entered.store(nd.waits_entered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  nd.waiters.store(nd.waiters.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const int was = nd.compute.load(std::memory_order_relaxed);
+  nd.compute.store(node_runtime::waiting, std::memory_order_relaxed);
+  if (was != node_runtime::lingering) nd.control().awake.fetch_add(1, std::memory_order_seq_cst);
+}
+
+// Returns true when the caller stays counted as polling (lingering): the last waiter out
+// lingers, unless it slept (the progress thread may be in a long sleep, and this wait
+// already paid for system calls).
+bool leave_wait(node_runtime& nd, bool slept) {
+  const int waiters = nd.waiters.load(std::memory_order_relaxed) - 1;
+  nd.waiters.store(waiters, std::memory_order_relaxed);
+  if (waiters != 0) {
+    nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
+    return false;
+  }
+  if (!slept && nd.config.linger_ns > 0 && nd.progress.joinable()) {
+    nd.compute.store(node_runtime::lingering, std::memory_order_relaxed);
+    return true;
+  }
+  nd.compute.store(node_runtime::away, std::memory_order_relaxed);
+  nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
+  return false;
+}
+
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   if (am::engine::in_handler()) {
     fatal("a handler tried to wait (am::call, wait_until, a collective, or a bulk completion); "
           "handlers may only send - reply with a message instead");
   }
-  auto& ctl = nd.control();
-  if (nd.engine->has_unsent()) locked(nd, [&] { nd.engine->flush_all(); });  // we may wait on it
-  // Only "did it change" matters to the progress thread: a load and a store will do.
-  nd.waits_entered.store(nd.waits_entered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  nd.waiters.fetch_add(1, std::memory_order_seq_cst);
-  if (nd.compute.exchange(node_runtime::waiting, std::memory_order_seq_cst) != node_runtime::lingering) {
-    ctl.awake.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::lock_guard g(nd.lock);
+    if (nd.engine->has_unsent()) nd.engine->flush_all();  // we may wait on it
+    enter_wait(nd);
   }
   bool slept = false;
   bool worked = false;
@@ -220,18 +256,9 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     if (satisfied) break;
     spin_until = 0;
   }
-  // The last waiter out lingers (unless it slept: the progress thread may be in a long
-  // sleep, and this wait already paid for system calls).
-  const bool last = nd.waiters.fetch_sub(1, std::memory_order_seq_cst) == 1;
-  int expected = node_runtime::waiting;
-  if (last && !slept && nd.config.linger_ns > 0 && nd.progress.joinable() &&
-      nd.compute.compare_exchange_strong(expected, node_runtime::lingering)) {
-    return;
-  }
-  if (last) nd.compute.store(node_runtime::away, std::memory_order_seq_cst);
-  ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
-  // Messages whose senders saw us awake and did not ring: handle them now.
   std::lock_guard g(nd.lock);
+  if (leave_wait(nd, slept)) return;
+  // Messages whose senders saw us awake and did not ring: handle them now.
   nd.engine->poll();
 }
 
@@ -246,8 +273,9 @@ void stop_progress_thread(node_runtime& nd) {
   nd.control().doorbell.fetch_add(1);
   futex_wake_all(&nd.control().doorbell);
   nd.progress.join();
-  int expected = node_runtime::lingering;
-  if (nd.compute.compare_exchange_strong(expected, node_runtime::away)) {
+  std::lock_guard g(nd.lock);
+  if (nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering) {
+    nd.compute.store(node_runtime::away, std::memory_order_relaxed);
     nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
