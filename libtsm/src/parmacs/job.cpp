@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include <squall/am.hpp>
 #include <squall/error.hpp>
@@ -97,6 +98,8 @@ void end_of_job() {
 
 }  // namespace
 
+bool main_runs_free() { return the_job->main_can_arrive.load(); }
+
 long running_processes() {
   return (the_job->main_can_arrive.load() ? 1 : 0) + the_job->busy_count.load();
 }
@@ -133,6 +136,9 @@ extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void
 extern "C" void squall_parmacs_create(void (*f)(void), long workers) {
   if (squall::node() != 0) fail("CREATE: only main (node 0) starts workers; node %d tried", squall::node());
   const long count = workers < 0 ? 1 : workers - 1;
+  // Every worker counts as running before the first one starts: a started worker may reach a
+  // BARRIER, and node 0's handlers check it against the running count, before this loop ends.
+  std::vector<int> started;
   for (long k = 0; k < count; ++k) {
     int idle = 1;
     while (idle < squall::nodes() && the_job->busy[idle].load()) ++idle;
@@ -145,9 +151,10 @@ extern "C" void squall_parmacs_create(void (*f)(void), long workers) {
            squall::nodes() - 1, needed, workers < 0 ? " or more (one per process the program starts)" : "");
     }
     the_job->busy[idle].store(true);
-    the_job->busy_count.fetch_add(1);
-    am::send<run_msg>(idle, reinterpret_cast<std::uintptr_t>(f));
+    started.push_back(idle);
   }
+  the_job->busy_count.fetch_add(count);
+  for (const int node : started) am::send<run_msg>(node, reinterpret_cast<std::uintptr_t>(f));
   am::flush();
   if (workers >= 0) reinterpret_cast<entry>(reinterpret_cast<void*>(f))(nullptr);
 }

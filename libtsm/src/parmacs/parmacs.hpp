@@ -18,6 +18,9 @@ byte_range program_data();
 // job.cpp: processes that can still reach a barrier (main unless it waits for the end,
 // plus the workers running a function). Node 0 only.
 long running_processes();
+// Node 0: whether main runs free (neither in WAIT_FOR_END nor ended), so that it may still
+// CREATE workers.
+bool main_runs_free();
 
 // sync.cpp: made collectively at boot; checks at node 0 whether a barrier can no longer
 // complete because processes ended (job.cpp calls it when they do).
