@@ -34,6 +34,7 @@ void on_bulk_ack(token& t, std::uint32_t op);
 engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
 
 void engine::count_packet_sent() { count(packets_sent); }
+void engine::count_packet_received() { count(packets_received); }
 
 namespace {
 void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64_t total,
@@ -328,7 +329,7 @@ std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) 
     for (const int src : mail_->peers_here()) {
       const auto packet = mail_->take_mail(src);
       if (packet.empty()) continue;
-      dispatch_packet(src, packet);
+      dispatch_one(src, packet);
       count(packets_received);
       ++handled;
       if (pred != nullptr && pred(ctx)) {
@@ -338,15 +339,23 @@ std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) 
     }
   }
   if (!satisfied) satisfied = handle_arrived();
-  if (handled != 0) {
-    handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    for (int d = 0; d < nodes_; ++d) {
-      if (out_[d].by_handler) flush(d);
-    }
-  }
+  if (handled != 0) after_handling();
   push_queued();
   if (pred != nullptr && !satisfied) satisfied = pred(ctx);
   return handled;
+}
+
+void engine::handler_failed(const handler_entry& e, const std::exception& ex) {
+  fatal("active-message handler %.*s failed: %s", static_cast<int>(e.name.size()), e.name.data(), ex.what());
+}
+
+void engine::after_handling() {
+  handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  if (!has_unsent()) return;
+  for (int d = 0; d < nodes_; ++d) {
+    if (out_[d].by_handler) flush(d);
+  }
+  push_queued();
 }
 
 void engine::dispatch_packet(int src, std::span<const std::byte> packet) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <cstring>
@@ -81,6 +82,21 @@ class engine {
   std::size_t poll_until(bool (*pred)(void*), void* ctx, bool& satisfied);
   // Pushes queued packets and bulk fragments into the transport as room allows.
   void push_queued();
+
+  // The mailbox lane of small request/reply messages (kernel-free/TRANSPORTS.md), when the
+  // transport is the shared-memory one. A request's reply must be stored within a few tens
+  // of nanoseconds of the request being seen, so these skip the general paths:
+  // - whether a mailbox packet waits, as a spinning waiter asks it (without the node lock;
+  //   quiet for a few polls after a send, transport/shm/mailbox.hpp);
+  bool mail_waiting() const { return mail_ != nullptr && mail_->mail_waiting(); }
+  // - whether anything waits, as a spinning waiter asks it (transport::worth_polling);
+  bool worth_polling() { return mail_ != nullptr ? mail_->spin_incoming() : t_.worth_polling(); }
+  // - handles the mailbox packets that wait (node lock held); true when pred held after one;
+  bool poll_mail(bool (*pred)(void*), void* ctx);
+  // - sends one small record straight into dest's mailbox when aggregation is 1 and nothing
+  //   else waits to go to dest (node lock held); false, with nothing done, otherwise.
+  bool send_mail(int dest, const handler_entry& h, const void* args, std::size_t args_len,
+                 std::uint32_t reply_slot);
 
   bool has_unsent() const {
     return unsent_.load(std::memory_order_relaxed) != 0 ||
@@ -169,6 +185,7 @@ class engine {
   bool finish_record(int dest, const handler_entry& e, std::size_t bytes);
   void count_sent(const handler_entry& e, std::size_t bytes);
   static void count_packet_sent();
+  static void count_packet_received();
   static body_writer copy_of(const payload& data) {
     return {[](void* d, std::byte* out) {
               const auto* p = static_cast<const payload*>(d);
@@ -180,6 +197,11 @@ class engine {
 
   static inline thread_local bool running_handler_ = false;
   void dispatch_packet(int src, std::span<const std::byte> packet);
+  // The same for a packet of one record (a mailbox packet: at most 24 bytes).
+  void dispatch_one(int src, std::span<const std::byte> packet);
+  const handler_entry* last_handler_ = nullptr;  // of the last dispatch_one (ids never change)
+  [[noreturn]] static void handler_failed(const handler_entry& e, const std::exception& ex);
+  void after_handling();  // what a poll does once it handled packets
   const handler_entry* lookup(int src, handler_id id);  // fatal if unknown
   void run_handler(int src, const handler_entry& e, const record_header& h, const std::byte* args,
                    payload data);
@@ -316,6 +338,60 @@ inline engine::staging engine::stage_send(int dest, const handler_entry& e, cons
   stats::bump(hs.staged_sent_bytes, args_len + data.size());
   if (!e.internal) stats::bump(user_sent_staged_);
   return s.waiting_records() >= factor ? staging::flush_needed : staging::staged;
+}
+
+inline bool engine::send_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len,
+                              std::uint32_t reply_slot) {
+  if (mail_ == nullptr || args_len > 8 || aggregation_.load(std::memory_order_relaxed) != 1 ||
+      out_[dest].count != 0 || !out_[dest].queue.empty() || !stages_[dest].empty()) {
+    return false;
+  }
+  alignas(8) std::byte record[sizeof(record_header) + 8];
+  const std::size_t n = write_head(record, e, args, args_len, 0, reply_slot);
+  if (!mail_->try_send_mail(dest, std::span(record, n))) return false;
+  count_packet_sent();
+  count_sent(e, args_len);
+  return true;
+}
+
+inline void engine::dispatch_one(int src, std::span<const std::byte> packet) {
+  record_header h;
+  std::memcpy(&h, packet.data(), sizeof h);
+  const std::byte* args = packet.data() + sizeof h;
+  const std::byte* data = args + detail::round8(h.args_len);
+  if (packet.size() < sizeof h || data + h.payload_len > packet.data() + packet.size()) {
+    dispatch_packet(src, packet);  // reports the corruption
+    return;
+  }
+  if (last_handler_ == nullptr || last_handler_->id != h.handler) last_handler_ = lookup(src, h.handler);
+  const handler_entry& e = *last_handler_;
+  token t(src);
+  running_handler_ = true;
+  try {
+    e.fn(t, e.ctx, args, h.args_len, payload(data, h.payload_len), h.reply_slot);
+  } catch (const std::exception& ex) {
+    handler_failed(e, ex);
+  }
+  running_handler_ = false;
+  count_received(e, 1, h.args_len + h.payload_len);
+}
+
+inline bool engine::poll_mail(bool (*pred)(void*), void* ctx) {
+  if (running_handler_) return false;
+  bool handled = false, satisfied = false;
+  for (const int src : mail_->peers_here()) {
+    const auto packet = mail_->take_mail(src);
+    if (packet.empty()) continue;
+    dispatch_one(src, packet);
+    count_packet_received();
+    handled = true;
+    if (pred(ctx)) {
+      satisfied = true;
+      break;
+    }
+  }
+  if (handled) after_handling();
+  return satisfied;
 }
 
 }  // namespace squall::am

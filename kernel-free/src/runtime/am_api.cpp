@@ -70,6 +70,14 @@ namespace {
 void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot) {
   rt::node_runtime& nd = checked("am::send", dest);
+  // A small record with nothing waiting ahead of it goes straight into the peer's mailbox
+  // (am/engine.hpp, the mailbox lane).
+  if (data.empty()) {
+    nd.lock.lock();
+    const bool sent = nd.engine->send_mail(dest, *h, args, args_len, reply_slot);
+    nd.lock.unlock();
+    if (sent) return;
+  }
   // The runtime's own thread, aggregating, outside handlers and the node lock (a fault
   // handler holds it), with a payload in private memory: staged without the node lock
   // (am/stage.hpp). Everything else, and a full stage, takes the lock.

@@ -61,6 +61,9 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
 // counted as polling without being so. The program's presence changes under the node lock
 // (enter_wait, leave_wait).
 bool end_lingering(node_runtime& nd) {
+  // Looked at first without the lock: taking it from a program thread in a long wait would
+  // cost that thread the lock's bias (node_lock.hpp) for nothing.
+  if (nd.compute.load(std::memory_order_relaxed) != node_runtime::lingering) return false;
   std::lock_guard g(nd.lock);
   if (nd.compute.load(std::memory_order_relaxed) != node_runtime::lingering) return false;
   nd.compute.store(node_runtime::away, std::memory_order_relaxed);
@@ -217,8 +220,17 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     // is looked at every 64 turns.
     const std::uint64_t epoch = nd.engine->handled_epoch();
     bool sleep = false;
-    for (unsigned spins = 1; !nd.transport->worth_polling() && nd.engine->handled_epoch() == epoch &&
-                             !nd.engine->has_unsent();
+    bool satisfied_by_mail = false;
+    // A mailbox packet is handled at once, here: a request's reply then leaves within a few
+    // tens of nanoseconds of the request being seen (am/engine.hpp, the mailbox lane).
+    auto handle_mail = [&] {
+      std::lock_guard g(nd.lock);
+      satisfied_by_mail = nd.engine->poll_mail(pred, ctx);
+      worked = true;
+      return true;
+    };
+    for (unsigned spins = 1; !(nd.engine->mail_waiting() && handle_mail()) && !nd.engine->worth_polling() &&
+                             nd.engine->handled_epoch() == epoch && !nd.engine->has_unsent();
          ++spins) {
       cpu_relax();
       if ((spins & 63) != 0) continue;
@@ -235,6 +247,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       if (now >= nd.engine->next_deadline()) break;  // a deferred call is due: poll runs it
       if (nd.config.oversubscribed) sched_yield();
     }
+    if (satisfied_by_mail) break;
     if (!sleep) continue;
     stats::counter_at(waits_slept).fetch_add(1, std::memory_order_relaxed);
     slept = true;

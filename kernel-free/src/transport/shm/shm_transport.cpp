@@ -107,13 +107,6 @@ bool shm_transport::any_incoming() {
   return false;
 }
 
-bool shm_transport::worth_polling() {
-  for (const int i : local_) {
-    if (!in_[i].empty() || mail_[i].worth_looking()) return true;
-  }
-  return false;
-}
-
 void shm_transport::ring_doorbell(int node) {
   node_control& c = job_.control(node);
   // Pairs with the receiver's "awake--, heavy fence, look at the rings" before it sleeps.

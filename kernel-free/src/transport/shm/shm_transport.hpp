@@ -24,7 +24,14 @@ class shm_transport final : public transport {
   std::span<const std::byte> peek(int src) override;
   void release(int src) override;
   bool any_incoming() override;
-  bool worth_polling() override;
+  bool worth_polling() override { return spin_incoming(); }
+  // The same without a virtual call (the message layer's mailbox lane).
+  bool spin_incoming() const {
+    for (const int i : local_) {
+      if (!in_[i].empty() || mail_[i].worth_looking()) return true;
+    }
+    return false;
+  }
   std::size_t max_packet() const override { return out_[me_].max_packet(); }
 
   // Wakes `node` if none of its threads is polling.
@@ -50,6 +57,13 @@ class shm_transport final : public transport {
     return m.take(word);
   }
   const std::vector<int>& peers_here() const { return local_; }  // the nodes with rings
+  // Whether a mailbox packet waits, for a spinning waiter (mailbox::worth_looking).
+  bool mail_waiting() const {
+    for (const int i : local_) {
+      if (mail_[i].worth_looking()) return true;
+    }
+    return false;
+  }
   // Polls after a mailbox send that do not look at that peer's mailbox (mailbox.hpp).
   void set_quiet_polls(int polls);
 
