@@ -14,15 +14,19 @@ namespace {
 
 long membarrier(int cmd) { return ::syscall(__NR_membarrier, cmd, 0u, 0); }
 
+// Registers for `cmd` when the kernel offers it; `done` remembers that it did.
+bool register_for(int cmd, int register_cmd, std::atomic<bool>& done) {
+  if (done.load(std::memory_order_relaxed)) return true;
+  const long supported = membarrier(MEMBARRIER_CMD_QUERY);
+  if (supported < 0 || (supported & cmd) == 0 || membarrier(register_cmd) != 0) return false;
+  done.store(true, std::memory_order_relaxed);
+  return true;
+}
+
 }  // namespace
 
 bool enable() {
-  if (enabled()) return true;
-  const long supported = membarrier(MEMBARRIER_CMD_QUERY);
-  if (supported < 0 || (supported & MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return false;
-  if (membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0) return false;
-  detail::registered.store(true, std::memory_order_relaxed);
-  return true;
+  return register_for(MEMBARRIER_CMD_GLOBAL_EXPEDITED, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, detail::registered);
 }
 
 void heavy() {
@@ -36,12 +40,8 @@ void heavy() {
 }
 
 bool enable_private() {
-  if (private_enabled()) return true;
-  const long supported = membarrier(MEMBARRIER_CMD_QUERY);
-  if (supported < 0 || (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) return false;
-  detail::private_registered.store(true, std::memory_order_relaxed);
-  return true;
+  return register_for(MEMBARRIER_CMD_PRIVATE_EXPEDITED, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+                      detail::private_registered);
 }
 
 void heavy_private() {
