@@ -71,8 +71,9 @@ void send_raw(int dest, const handler_entry* h, const void* args, std::size_t ar
               std::uint32_t reply_slot) {
   rt::node_runtime& nd = checked("am::send", dest);
   // A small record with nothing waiting ahead of it goes straight into the peer's mailbox
-  // (am/engine.hpp, the mailbox lane).
-  if (data.empty()) {
+  // (am/engine.hpp, the mailbox lane). Aggregated sends are staged instead (below), and must
+  // not pay for the lock here.
+  if (data.empty() && nd.engine->aggregation() == 1) {
     nd.lock.lock();
     const bool sent = nd.engine->send_mail(dest, *h, args, args_len, reply_slot);
     nd.lock.unlock();
