@@ -10,6 +10,10 @@ inline const int write_faults_on_read_only = stats::counter_slot("memory.faults.
 inline const int fault_handler_ns = stats::counter_slot("memory.fault_handler_ns");
 // Faults the tag already allowed: the first touch of a block, or pages the kernel reclaimed.
 inline const int pages_mapped_on_touch = stats::counter_slot("memory.mapped_on_touch");
+// Thread path: reports not served because no thread waits on them any more (duplicates in
+// one read of a block already woken, reports for a segment being freed or freed), and reports
+// read before a free began, whose page is woken instead (thread_path.cpp).
+inline const int reports_not_served = stats::counter_slot("memory.reports_not_served");
 inline const int tag_changes = stats::counter_slot("memory.tag_changes");
 inline const int installs = stats::counter_slot("memory.installs");
 // System calls on shared memory retried after EFAULT.

@@ -1,5 +1,9 @@
 #include "memory/fault_service.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "memory/counters.hpp"
@@ -21,6 +25,7 @@ thread_local int handlers_running = 0;
 // protocol handler, also while it waits for replies (its polling then runs the message
 // handlers), except while such a wait sleeps (runtime/waiting.cpp).
 rt::node_lock faults_one_at_a_time;  // the node lock's class: re-entrant, yields while spinning
+std::atomic<std::uint64_t> retirements{0};
 
 class fault_guard {
  public:
@@ -60,10 +65,24 @@ void refuse_fault_under_node_lock(int faulter, const segment_state& s, block_ind
 faults_held_off::faults_held_off() { faults_one_at_a_time.lock(); }
 faults_held_off::~faults_held_off() { faults_one_at_a_time.unlock(); }
 
-block_range serve_reported_fault(const void* address, bool write, int faulter) {
+void retire_from_faults(segment_state& s) {
+  faults_held_off no_fault_in_flight;
+  s.retiring.store(true, std::memory_order_relaxed);
+  retirements.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t retirements_begun() { return retirements.load(std::memory_order_relaxed); }
+
+block_range serve_reported_fault(const void* address, bool write, int faulter,
+                                 std::uint64_t retirements_before_read) {
   faults_held_off no_free;  // re-entrant: serve_fault takes it again
+  if (retirements.load(std::memory_order_relaxed) != retirements_before_read) {
+    count(reports_not_served);
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    return {reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(address) & ~(page - 1)), page};
+  }
   segment_state* s = find_segment(address);
-  if (s == nullptr) return {};
+  if (s == nullptr || s->retiring.load(std::memory_order_relaxed)) return {};
   const block_index b = s->block_of(address);
   serve_fault(*s, b, write, faulter);
   return {s->app_block(b), s->block_size};

@@ -24,11 +24,25 @@ struct block_range {
 };
 
 // The thread path's entry: serves a fault the userfaultfd reported at `address` and returns
-// the block's range in the application view, for waking its waiters. Returns an empty range,
-// doing nothing, when no live segment holds the address: a late report (several threads
-// faulted on one block and the first report woke them all) for a segment freed since. The
-// segment is looked up under the fault lock, so it cannot be freed meanwhile.
-block_range serve_reported_fault(const void* address, bool write, int faulter);
+// the range to wake its waiters in (the block's, in the application view). The report was
+// read when retirements_begun() gave `retirements_before_read`:
+// - if a segment has begun retiring since, the report may be a late one for that segment's
+//   range, which a new segment may hold by now: nothing is served and only the page is
+//   woken (a thread that still waits faults again, and that report is served);
+// - otherwise, when no live segment holds the address or its free has begun
+//   (retire_from_faults), the report is a late one that no thread of a correct program
+//   waits on: nothing is served or woken.
+// The segment is looked up under the fault lock, so it cannot be freed meanwhile.
+block_range serve_reported_fault(const void* address, bool write, int faulter,
+                                 std::uint64_t retirements_before_read);
+
+// The first step of memory::free on this node, before it tells the other nodes: waits for
+// a fault being served here to end, then lets no reported fault on `s` be served. Without
+// it a late report served during the free's collective sends protocol messages about the
+// segment that arrive after another node has unmapped it.
+void retire_from_faults(segment_state& s);
+// How many segments have begun retiring (the thread path compares it across a read).
+std::uint64_t retirements_begun();
 
 // Holds off every fault on this node (both paths) while a segment is retired, so that no
 // fault is served into a range being unmapped.

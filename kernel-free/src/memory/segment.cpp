@@ -209,6 +209,7 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
     throw usage_error(format("%s: more than %u live segments", api, detail::max_segments - 1));
   }
   segment_state& s = detail::slot(index);
+  s.retiring.store(false, std::memory_order_relaxed);
   s.adopted = adopted != nullptr;
   s.bytes = proposal.bytes;
   s.block_size = block_size;
@@ -244,13 +245,20 @@ void free(segment h) {
   constexpr const char* api = "memory::free";
   rt::require(api);
   segment_state& s = segment_builder::state(h, api);
+  // From here no fault of this node on the segment is being served, nor a late report of one
+  // served later (the program has stopped using it), so once every node has said so (the
+  // spread) no protocol message about it is still on its way.
+  detail::retire_from_faults(s);
   const std::uint64_t mine[] = {reinterpret_cast<std::uintptr_t>(s.app), s.generation};
   std::vector<std::uint64_t> lo, hi;
   spread(mine, lo, hi);  // also the barrier: every node has stopped using the segment
-  if (lo != hi) throw usage_error(format("%s is collective: nodes freed different segments", api));
+  if (lo != hi) {
+    s.retiring.store(false, std::memory_order_relaxed);
+    throw usage_error(format("%s is collective: nodes freed different segments", api));
+  }
   detail::layer& l = *detail::running_layer();
   {
-    detail::faults_held_off no_fault_in_flight;  // a fault thread may still serve a late report
+    detail::faults_held_off no_fault_in_flight;  // none is served into the range being unmapped
     s.live.store(false, std::memory_order_release);
     if (s.adopted) {
       return_to_private(s);

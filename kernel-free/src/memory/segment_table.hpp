@@ -16,6 +16,8 @@ enum class home_kind { round_robin, partition, function };
 
 struct segment_state {
   std::atomic<bool> live{false};
+  // memory::free has begun here: the thread path serves no more reported faults on it.
+  std::atomic<bool> retiring{false};
   std::uint32_t index = 0;  // this slot's number
   std::uint32_t generation = 0;
   std::byte* app = nullptr;    // application view, at the global address

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -178,6 +180,65 @@ TEST(FaultPath, HandlersRunInTheFaultingThreadOnlyOnTheSigbusPath) {
   touch_read(s.base());
   const bool same = rec.handler_thread == ::syscall(SYS_gettid);
   EXPECT_EQ(same, memory::active_fault_path() == memory::fault_path::sigbus);
+  memory::free(s);
+}
+
+// Threads waiting in the kernel on a fault of this process (thread path).
+int threads_waiting_on_faults() {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream wchan(task.path() / "wchan");
+    std::string where;
+    if (std::getline(wchan, where) && where == "handle_userfault") ++n;
+  }
+  return n;
+}
+
+// Its read fault on block 0 is held until `expected` threads wait in the kernel on faults.
+struct held_first_fault : memory::testing::raise_only {
+  int expected = 0;
+  std::atomic<bool> holding{false};
+  bool all_waited = false;
+  void read_fault(memory::segment s, memory::block_index b) override {
+    if (b == 0) {
+      holding = true;
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (threads_waiting_on_faults() < expected && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      all_waited = threads_waiting_on_faults() >= expected;
+    }
+    raise_only::read_fault(s, b);
+  }
+};
+
+// On the thread path, reports that queue while the fault thread is busy are read together;
+// the first for block 1 wakes every thread waiting on it, so the others are not served.
+TEST(FaultPath, ReportsOfThreadsAlreadyWokenAreNotServed) {
+  if (memory::active_fault_path() != memory::fault_path::thread) GTEST_SKIP() << "thread path only";
+  constexpr int readers = 4;
+  held_first_fault proto;
+  proto.expected = 1 + readers;
+  auto s = memory::allocate(3 * page, {.block_size = page, .handler = &proto, .initial = tag::invalid});
+  counter_delta d;
+  std::thread first([&] { touch_read(s.address_of(0)); });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < readers; ++t) {
+    threads.emplace_back([&] {
+      while (!proto.holding) std::this_thread::yield();
+      touch_read(s.address_of(1));
+    });
+  }
+  first.join();
+  for (auto& th : threads) th.join();
+  // The fault thread serves reports in order: once this one is served, it is done with the
+  // duplicates (their threads ran on as soon as block 1 was woken).
+  touch_read(s.address_of(2));
+  ASSERT_TRUE(proto.all_waited) << "the readers of block 1 never all waited on their faults";
+  EXPECT_EQ(proto.reads, 3);
+  EXPECT_EQ(d("memory.faults.read_invalid"), 3u);
+  EXPECT_EQ(d("memory.reports_not_served"), static_cast<std::uint64_t>(readers - 1));
+  EXPECT_EQ(d("memory.mapped_on_touch"), 0u);
   memory::free(s);
 }
 
