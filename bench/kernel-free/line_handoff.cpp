@@ -11,6 +11,9 @@
 //   floor - what a message layer may spend between detecting a message and storing its
 //   reply, on each side, to meet am_pingpong's target of 2.
 // - `two_lines`: the same ping-pong (W = 0) with each direction in a line of its own.
+// - `floor_demoted`: the floor with each store followed by CLDEMOTE, which pushes the line
+//   to the shared cache, as the message layer's mailbox does (kernel-free/TRANSPORTS.md):
+//   what the hint is worth to a bare flag.
 // - `reread`: a core writes a line, the other core reads it; how long the writer's next
 //   read of its own line takes, beside a read that hits. When it costs a transfer, a read
 //   moves the line away from its writer: a poller takes the line from whoever works on it.
@@ -62,36 +65,43 @@ double chain_ns_per_step() {
   return x == 0 ? ns + 1e-12 : ns;  // uses x
 }
 
+// CLDEMOTE (a no-op on processors without it).
+inline void demote(const void* p) { asm volatile("cldemote %0" : : "m"(*static_cast<const volatile char*>(p))); }
+
 void wait_for(const std::atomic<std::uint64_t>& w, std::uint64_t v) {
   while (w.load(std::memory_order_acquire) != v) _mm_pause();
 }
 
 // Round trip in microseconds; `seq` numbers the values written, the same on both sides.
 double pingpong(std::atomic<std::uint64_t>& out, const std::atomic<std::uint64_t>& in, int me, long steps,
-                std::uint64_t& seq) {
+                std::uint64_t& seq, bool demoted = false) {
+  auto store = [&](std::uint64_t v) {
+    out.store(v, std::memory_order_release);
+    if (demoted) demote(&out);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i, seq += 2) {
     if (me == 0) {
-      if (i == 0) out.store(seq + 1, std::memory_order_release);
+      if (i == 0) store(seq + 1);
       wait_for(in, seq + 2);
       // The store depends on the work (x never equals ~0 in practice, but the core cannot know).
       const std::uint64_t x = chain(seq, steps);
-      if (i + 1 < iterations) out.store(seq + 3 + (x == ~0ULL), std::memory_order_release);
+      if (i + 1 < iterations) store(seq + 3 + (x == ~0ULL));
     } else {
       wait_for(in, seq + 1);
       const std::uint64_t x = chain(seq, steps);
-      out.store(seq + 2 + (x == ~0ULL), std::memory_order_release);
+      store(seq + 2 + (x == ~0ULL));
     }
   }
   return squall::bench::seconds_since(t0) / iterations * 1e6;
 }
 
 double median_pingpong(std::atomic<std::uint64_t>& out, const std::atomic<std::uint64_t>& in, int me,
-                       long steps, std::uint64_t& seq) {
+                       long steps, std::uint64_t& seq, bool demoted = false) {
   std::vector<double> us;
   for (int t = 0; t < trials; ++t) {
     squall::barrier();
-    us.push_back(pingpong(out, in, me, steps, seq));
+    us.push_back(pingpong(out, in, me, steps, seq, demoted));
   }
   return squall::bench::median(us);
 }
@@ -153,6 +163,10 @@ int main(int argc, char** argv) {
   seq = 0;
   const double two_lines = median_pingpong(me == 0 ? p.there.word : p.back.word,
                                            me == 0 ? p.back.word : p.there.word, me, 0, seq);
+  seq = 0;
+  p.one.word.store(0);
+  squall::barrier();
+  const double floor_demoted = median_pingpong(p.one.word, p.one.word, me, 0, seq, /*demoted=*/true);
   const auto [after_peer_ns, hit_ns] = reread(p, me);
 
   if (me == 0) {
@@ -173,6 +187,7 @@ int main(int argc, char** argv) {
     }
     f.add("budget_ns_for_2x_floor", budget);
     f.add("two_lines_rtt_us", two_lines);
+    f.add("floor_demoted_rtt_us", floor_demoted);
     f.add("reread_after_peer_read_ns", after_peer_ns);
     f.add("reread_hit_ns", hit_ns);
     f.print("line_handoff: one cache line between nodes 0 and 1 (medians)",

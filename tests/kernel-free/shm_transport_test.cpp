@@ -180,7 +180,7 @@ TEST(ShmTransport, TwoThreadsKeepOrderInBothDirections) {
 // (any_incoming), which decides whether a thread may sleep, sees it at once.
 TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
   two_nodes n;
-  n.t0.set_quiet_polls(3);
+  n.t0.set_mailbox_tuning(3, /*demote=*/true);  // the hint changes nothing delivered
   send(n.t0, 1, 1, 16);
   expect_next(n.t1, 0, 1, 16);
   send(n.t1, 0, 2, 16);  // the reply, in the mailbox
@@ -190,7 +190,7 @@ TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
   EXPECT_TRUE(n.t0.any_incoming());
   expect_next(n.t0, 1, 2, 16);
   // A packet in the ring is never held back.
-  n.t0.set_quiet_polls(1000);
+  n.t0.set_mailbox_tuning(1000, /*demote=*/false);
   send(n.t0, 1, 3, 16);
   expect_next(n.t1, 0, 3, 16);
   send(n.t1, 0, 4, 200);

@@ -42,6 +42,7 @@ settings read_settings(int local_nodes) {
   s.linger_ns = 1000 * env_int("SQUALL_LINGER_US", s.oversubscribed ? 0 : 50, 0, 1'000'000);
   s.lock_bias = env_bool("SQUALL_LOCK_BIAS", !s.oversubscribed);
   s.quiet_polls = static_cast<int>(env_int("SQUALL_QUIET_POLLS", 4, 0, 1000));
+  s.mailbox_demote = env_bool("SQUALL_MAILBOX_DEMOTE", true);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
   s.stats = env_bool("SQUALL_STATS", false);
   return s;
@@ -135,7 +136,7 @@ void init(int*, char***) {
   // This thread sends and waits most; the lock favours it (runtime/node_lock.hpp). Not by
   // default with more nodes than cores, where the other threads take the lock often.
   if (nd->config.lock_bias) nd->lock.bias_to_this_thread();
-  if (nd->shm) nd->shm->set_quiet_polls(nd->config.quiet_polls);
+  if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.mailbox_demote);
   nd->control().pid.store(getpid());
   nd->control().state.store(shm::running);
   the_node = nd;

@@ -19,6 +19,8 @@
 //   packet sent after a mailbox packet is never seen without it.
 // - The receiver copies the packet out at once, so the slot may be refilled while its handler
 //   still runs.
+// - After a send, the line is pushed to the shared cache (demote_line, when set_demote):
+//   the other side's next read then finds it there rather than in this core.
 // - After a send, worth_looking() says no for the next `quiet` polls (set_quiet_polls): the
 //   other side is working on the line, and a read would take it from under it (on the
 //   development VM a read moves a line away from its writer; kernel-free/TRANSPORTS.md).
@@ -30,6 +32,8 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+
+#include "common/cache_hint.hpp"
 
 namespace squall::shm {
 
@@ -64,9 +68,11 @@ class mailbox {
     const std::uint64_t w = (ring_pos << 32) | std::uint64_t{taken_.load(std::memory_order_relaxed)} << 16 |
                             std::uint64_t{sent_} << 8 | (head.size() + body.size());
     out_->word.store(w, std::memory_order_release);
+    if (demote_) demote_line(out_);
     quiet_.store(quiet_polls_, std::memory_order_relaxed);
   }
   void set_quiet_polls(int polls) { quiet_polls_ = polls; }
+  void set_demote(bool on) { demote_ = on; }
 
   // Whether a packet not yet taken waits (any thread; no side effects).
   bool has_packet() const { return in_ != nullptr && is_new(in_->word.load(std::memory_order_acquire)); }
@@ -107,6 +113,7 @@ class mailbox {
   // The last packet taken; read without the node lock by has_packet().
   std::atomic<std::uint8_t> taken_{0};
   int quiet_polls_ = 0;
+  bool demote_ = false;
   mutable std::atomic<int> quiet_{0};  // polls left that do not look (any thread)
   alignas(8) std::byte copy_[max_packet];
 };

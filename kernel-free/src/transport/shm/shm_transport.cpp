@@ -59,8 +59,11 @@ void shm_transport::mail_sent(int dest, std::size_t bytes) {
   stats::bump(stats::counter_at(mailbox_packets));
 }
 
-void shm_transport::set_quiet_polls(int polls) {
-  for (const int i : local_) mail_[i].set_quiet_polls(polls);
+void shm_transport::set_mailbox_tuning(int quiet_polls, bool demote) {
+  for (const int i : local_) {
+    mail_[i].set_quiet_polls(quiet_polls);
+    mail_[i].set_demote(demote);
+  }
 }
 
 bool shm_transport::try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,

@@ -64,8 +64,9 @@ class shm_transport final : public transport {
     }
     return false;
   }
-  // Polls after a mailbox send that do not look at that peer's mailbox (mailbox.hpp).
-  void set_quiet_polls(int polls);
+  // Polls after a mailbox send that do not look at that peer's mailbox, and whether the
+  // mailbox line is pushed to the shared cache after a send (mailbox.hpp).
+  void set_mailbox_tuning(int quiet_polls, bool demote);
 
  private:
   const job_area& job_;
