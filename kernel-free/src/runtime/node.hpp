@@ -27,6 +27,7 @@ struct settings {
   bool lock_bias = true;           // SQUALL_LOCK_BIAS (runtime/node_lock.hpp)
   int quiet_polls = 4;             // SQUALL_QUIET_POLLS (transport/shm/mailbox.hpp)
   bool mailbox_demote = true;      // SQUALL_MAILBOX_DEMOTE (transport/shm/mailbox.hpp)
+  bool bind = false;               // SQUALL_BIND (runtime/binding.hpp)
   bool stats = false;              // SQUALL_STATS
 };
 

@@ -14,6 +14,7 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "common/process_fence.hpp"
+#include "runtime/binding.hpp"
 #include "runtime/node.hpp"
 #include "runtime/report.hpp"
 
@@ -43,6 +44,9 @@ settings read_settings(int local_nodes) {
   s.lock_bias = env_bool("SQUALL_LOCK_BIAS", !s.oversubscribed);
   s.quiet_polls = static_cast<int>(env_int("SQUALL_QUIET_POLLS", 4, 0, 1000));
   s.mailbox_demote = env_bool("SQUALL_MAILBOX_DEMOTE", true);
+  // Binding keeps a job's nodes apart; one node has nothing to keep apart, and with more
+  // nodes than processors the scheduler balances better than a fixed split.
+  s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
   s.stats = env_bool("SQUALL_STATS", false);
   return s;
@@ -121,7 +125,13 @@ void init(int*, char***) {
     for (int i = 0; i < nd->n; ++i) nd->on_this_host.push_back(nd->job.on_this_host(i));
   }
   set_log_node(nd->n > 1 ? nd->me : -1);
-  nd->config = read_settings(static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true)));
+  const int local_nodes = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true));
+  nd->config = read_settings(local_nodes);
+  // Before the runtime starts any thread, so that they share the node's processors.
+  if (nd->config.bind) {
+    const int local_index = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.begin() + nd->me, true));
+    if (!bind_to_share(local_index, local_nodes)) warn("SQUALL_BIND: could not bind this node to its processors");
+  }
   // Before this node can sleep or send (common/process_fence.hpp). With more nodes than
   // cores, threads sleep so often that the heavy side would cost more than it saves
   // (measured: the coherence test on 4 nodes took twice as long).
