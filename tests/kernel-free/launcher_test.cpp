@@ -80,7 +80,8 @@ TEST(Launcher, BadFlagsAreRejected) {
 
 TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
   for (const std::string env : {"SQUALL_AGGREGATION=abc", "SQUALL_AGGREGATION=0", "SQUALL_SPIN_US=-3",
-                                 "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2"}) {
+                                 "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2", "SQUALL_QUIET_POLLS=-1",
+                                 "SQUALL_LOCK_BIAS=on2", "SQUALL_MAILBOX_DEMOTE=2", "SQUALL_BIND=maybe"}) {
     const auto o = run(env + " " + squallrun + " -n 2 " + scenarios + " stats");
     EXPECT_NE(o.status, 0) << env;
     const std::string var = env.substr(0, env.find('='));
