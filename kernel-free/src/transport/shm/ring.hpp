@@ -17,6 +17,12 @@
 #include <cstdint>
 #include <span>
 
+#if defined(__SANITIZE_THREAD__)
+#define SQUALL_RING_HINT __attribute__((no_sanitize("thread")))
+#else
+#define SQUALL_RING_HINT
+#endif
+
 namespace squall::shm {
 
 struct alignas(64) ring_control {
@@ -87,7 +93,17 @@ class ring_consumer {
   // Frees the packet returned by peek(). Returns true when the producer was waiting for
   // room (the caller then wakes the producer's node).
   bool release();
-  bool empty() const { return header() == 0; }
+  // Whether no packet waits. Also asked without the node lock (a spinning waiter, the progress
+  // thread choosing between polling and sleeping), where it is a hint that the poll after it
+  // settles. Such a reader can be preempted between loading the read position and the word
+  // there, and meanwhile the consumer moves on and the producer, having lapped the ring,
+  // writes a packet's body over that word. ThreadSanitizer rightly calls that a race between
+  // the atomic load and the body's memcpy; the answer is then only wrong as a hint, so the
+  // check is not instrumented.
+  SQUALL_RING_HINT bool empty() const {
+    const auto* word = reinterpret_cast<const std::uint64_t*>(data_ + (tail_.load(std::memory_order_relaxed) & (capacity_ - 1)));
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE) == 0;
+  }
 
  private:
   ring_control* ctl_ = nullptr;
