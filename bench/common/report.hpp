@@ -18,6 +18,16 @@ inline bool has_flag(int argc, char** argv, const char* flag) {
   return false;
 }
 
+// Whether this run has the nodes benchmark `name` needs: at least 2, or exactly 2 when
+// `exactly_two`. If not, node 0 says how to run it; the caller then returns 1.
+inline bool has_two_nodes(const char* name, int nodes, int me, bool exactly_two) {
+  if (exactly_two ? nodes == 2 : nodes >= 2) return true;
+  if (me == 0) {
+    std::fprintf(stderr, "%s %s 2 nodes (scripts/bench %s -n 2)\n", name, exactly_two ? "runs on" : "needs", name);
+  }
+  return false;
+}
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();

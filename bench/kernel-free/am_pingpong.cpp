@@ -62,10 +62,7 @@ std::atomic<std::uint64_t>& shared_flag() {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (squall::nodes() < 2) {
-    if (me == 0) std::fprintf(stderr, "am_pingpong needs 2 nodes (scripts/bench am_pingpong -n 2)\n");
-    return 1;
-  }
+  if (!squall::bench::has_two_nodes("am_pingpong", squall::nodes(), me, false)) return 1;
   std::vector<double> floor_us, am_us;
   if (me < 2) {
     auto& flag = shared_flag();

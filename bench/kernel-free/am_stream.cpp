@@ -48,10 +48,7 @@ double stream_round(int me, int k, unsigned factor) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (squall::nodes() < 2) {
-    if (me == 0) std::fprintf(stderr, "am_stream needs 2 nodes (scripts/bench am_stream -n 2)\n");
-    return 1;
-  }
+  if (!squall::bench::has_two_nodes("am_stream", squall::nodes(), me, false)) return 1;
   int k = 10000;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "-k") k = std::atoi(argv[i + 1]);

@@ -147,10 +147,7 @@ std::pair<double, double> reread(page& p, int me) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (squall::nodes() != 2) {
-    if (me == 0) std::fprintf(stderr, "line_handoff runs on 2 nodes (scripts/bench line_handoff -n 2)\n");
-    return 1;
-  }
+  if (!squall::bench::has_two_nodes("line_handoff", squall::nodes(), me, true)) return 1;
   auto& p = *new (squall::bench::shared_page("line_handoff")) page{};
   double step_ns = me == 0 ? chain_ns_per_step() : 0;
   squall::broadcast(step_ns);

@@ -99,10 +99,7 @@ bool false_sharing(std::size_t block_size, result& r) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (squall::nodes() != 2) {
-    if (me == 0) std::fprintf(stderr, "tsm_blocksize runs on 2 nodes (scripts/bench tsm_blocksize -n 2)\n");
-    return 1;
-  }
+  if (!squall::bench::has_two_nodes("tsm_blocksize", squall::nodes(), me, true)) return 1;
   constexpr std::size_t sizes = std::size(kib);
   std::vector<double> sweep_us[sizes], sweep_misses[sizes], false_us[sizes], false_misses[sizes];
   bool right = true;

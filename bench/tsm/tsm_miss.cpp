@@ -45,10 +45,7 @@ void time_writes(std::byte* base, std::vector<double>& us) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (squall::nodes() != 2) {
-    if (me == 0) std::fprintf(stderr, "tsm_miss runs on 2 nodes (scripts/bench tsm_miss -n 2)\n");
-    return 1;
-  }
+  if (!squall::bench::has_two_nodes("tsm_miss", squall::nodes(), me, true)) return 1;
   if (squall::memory::active_fault_path() != squall::memory::fault_path::sigbus && me == 0) {
     std::fprintf(stderr, "tsm_miss: the fault path is not SIGBUS (SQUALL_FAULT_PATH); the floor would not compare\n");
   }

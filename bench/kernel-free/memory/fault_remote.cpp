@@ -38,10 +38,7 @@ void on_stop(squall::am::token&) { stop = true; }
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (squall::nodes() < 2) {
-    if (me == 0) std::fprintf(stderr, "fault_remote needs 2 nodes (scripts/bench fault_remote -n 2)\n");
-    return 1;
-  }
+  if (!squall::bench::has_two_nodes("fault_remote", squall::nodes(), me, false)) return 1;
   if (squall::memory::active_fault_path() != squall::memory::fault_path::sigbus && me == 0) {
     std::fprintf(stderr, "fault_remote: the fault path is not SIGBUS (SQUALL_FAULT_PATH); the floor would not compare\n");
   }
