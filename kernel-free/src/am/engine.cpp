@@ -286,9 +286,7 @@ void engine::run_due_calls() {
     }
     const deferred_call due = c;
     c.fn = nullptr;
-    running_handler_ = true;  // like a handler: it may send, not wait
-    due.fn(due.ctx);
-    running_handler_ = false;
+    run_as_handler(due.fn, due.ctx);
   }
   // A call may have added another: take the minimum with what is pending now.
   for (const deferred_call& c : calls_) {
@@ -351,11 +349,26 @@ void engine::handler_failed(const handler_entry& e, const std::exception& ex) {
 
 void engine::after_handling() {
   handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  flush_handler_sends();
+}
+
+void engine::flush_handler_sends() {
   if (!has_unsent()) return;
   for (int d = 0; d < nodes_; ++d) {
     if (out_[d].by_handler) flush(d);
   }
   push_queued();
+}
+
+void engine::run_as_handler(void (*fn)(void*), void* ctx) {
+  const bool nested = running_handler_;
+  running_handler_ = true;  // it may send, not wait
+  fn(ctx);
+  running_handler_ = nested;
+  // What it sent leaves now, as a handler's sends do when its packet is done: nothing else
+  // would send it before the aggregation factor fills (a waiter that waits on its answer
+  // would wait for ever).
+  if (!nested) flush_handler_sends();
 }
 
 void engine::dispatch_packet(int src, std::span<const std::byte> packet) {

@@ -109,6 +109,9 @@ class engine {
 
   // Deferred calls (am::call_at), under the node lock; poll() runs those that are due.
   void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx);
+  // Runs fn(ctx) now, as a handler (am::run_locked, a due deferred call): it may send but
+  // not wait, and what it sent leaves when it returns.
+  void run_as_handler(void (*fn)(void*), void* ctx);
   // The earliest pending deadline, or INT64_MAX; read without the lock.
   std::int64_t next_deadline() const { return next_deadline_.load(std::memory_order_relaxed); }
 
@@ -202,6 +205,7 @@ class engine {
   const handler_entry* last_handler_ = nullptr;  // of the last dispatch_one (ids never change)
   [[noreturn]] static void handler_failed(const handler_entry& e, const std::exception& ex);
   void after_handling();  // what a poll does once it handled packets
+  void flush_handler_sends();  // sends the packets handlers wrote to
   const handler_entry* lookup(int src, handler_id id);  // fatal if unknown
   void run_handler(int src, const handler_entry& e, const record_header& h, const std::byte* args,
                    payload data);

@@ -151,7 +151,7 @@ void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx) {
 
 void run_locked(void (*fn)(void*), void* ctx) {
   rt::node_runtime& nd = rt::require("am::run_locked");
-  rt::locked(nd, [&] { fn(ctx); });
+  rt::locked(nd, [&] { nd.engine->run_as_handler(fn, ctx); });
 }
 
 namespace detail {
