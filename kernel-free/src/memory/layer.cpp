@@ -18,7 +18,16 @@
 namespace squall::memory::detail {
 namespace {
 
+// ThreadSanitizer keeps its shadow memory where the default range lies and lets a program
+// map only its "application" ranges; under it, the default range is in the low one
+// (0x1000-0x80'0000'0000 on x86-64 Linux), so the memory and TSM tests run under TSan too.
+#if defined(__SANITIZE_THREAD__)
+constexpr std::uintptr_t default_base = 0x10'0000'0000;
+constexpr long long default_space_gib = 256;
+#else
 constexpr std::uintptr_t default_base = 0x5000'0000'0000;
+constexpr long long default_space_gib = 1024;
+#endif
 constexpr std::uintptr_t user_space_end = std::uintptr_t{1} << 47;
 
 std::atomic<layer*> the_layer{nullptr};
@@ -58,7 +67,7 @@ fault_path configured_path() {
 layer* start() {
   auto* l = new layer;  // never destroyed: faults may be served until the process ends
   const std::uintptr_t base = configured_base();
-  const auto gib = env_int("SQUALL_SEGMENT_SPACE_GIB", 1024, 1, 1 << 16);
+  const auto gib = env_int("SQUALL_SEGMENT_SPACE_GIB", default_space_gib, 1, 1 << 16);
   const std::size_t bytes = static_cast<std::size_t>(gib) << 30;
   if (base + bytes > user_space_end) {
     fatal("the segment range 0x%" PRIxPTR " + %lld GiB (SQUALL_SEGMENT_BASE, "

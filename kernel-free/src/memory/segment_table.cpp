@@ -3,16 +3,18 @@
 namespace squall::memory::detail {
 namespace {
 
-// Never destroyed: a fault-handling thread may still look at it during exit.
-segment_state* const slots = new segment_state[max_segments];
+// Never destroyed: a fault-handling thread may still look at it during exit. Each slot
+// knows its number from the start (the fault path reads it without a lock).
+segment_state* const slots = [] {
+  auto* table = new segment_state[max_segments];
+  for (std::uint32_t i = 0; i < max_segments; ++i) table[i].index = i;
+  return table;
+}();
 std::atomic<std::uint32_t> slots_in_use{1};  // slots below this may be live
 
 }  // namespace
 
-segment_state& slot(std::uint32_t i) {
-  slots[i].index = i;
-  return slots[i];
-}
+segment_state& slot(std::uint32_t i) { return slots[i]; }
 
 std::uint32_t unused_slot() {
   for (std::uint32_t i = 1; i < max_segments; ++i) {

@@ -2,6 +2,7 @@
 // (home_protocol.hpp) across nodes, on the fault path SQUALL_FAULT_PATH selects.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -30,8 +31,9 @@ class Coherence : public ::testing::Test {
     seg = memory::allocate(blocks * page, {.block_size = page, .handler = proto.get(), .initial = tag::invalid});
   }
   void TearDown() override { memory::free(seg); }  // collective: every node is done with it
-  volatile std::uint64_t& word(memory::block_index b, std::size_t offset = 0) {
-    return *reinterpret_cast<volatile std::uint64_t*>(seg.address_of(b) + offset);
+  // Atomic, as threads of one node may read a word while another writes it.
+  std::atomic_ref<std::uint64_t> word(memory::block_index b, std::size_t offset = 0) {
+    return std::atomic_ref(*reinterpret_cast<std::uint64_t*>(seg.address_of(b) + offset));
   }
 
   std::unique_ptr<home_protocol> proto;
@@ -49,15 +51,15 @@ TEST_F(Coherence, ScriptedSequenceAcrossTwoNodesCountsExactly) {
     if (me == who) action();
     barrier();
   };
-  step(1, [&] { EXPECT_EQ(word(0), 0u); });  // read miss; node 1 shares block 0
+  step(1, [&] { EXPECT_EQ(word(0).load(), 0u); });  // read miss; node 1 shares block 0
   step(0, [&] { word(0) = 7; });             // home's own write miss; invalidates node 1
-  step(1, [&] { EXPECT_EQ(word(0), 7u); });  // read miss; node 0 writes back, keeps ReadOnly
+  step(1, [&] { EXPECT_EQ(word(0).load(), 7u); });  // read miss; node 0 writes back, keeps ReadOnly
   step(1, [&] { word(0) = 8; });             // upgrade; invalidates node 0
-  step(0, [&] { EXPECT_EQ(word(0), 8u); });  // read miss; node 1 writes back
+  step(0, [&] { EXPECT_EQ(word(0).load(), 8u); });  // read miss; node 1 writes back
   step(0, [&] { word(1) = 9; });             // write miss on node 1's block
-  step(1, [&] { EXPECT_EQ(word(1), 9u); });  // home's own read miss; node 0 writes back
-  step(1, [&] { EXPECT_EQ(word(0), 8u); });  // hits: both keep ReadOnly copies
-  step(0, [&] { EXPECT_EQ(word(1), 9u); });
+  step(1, [&] { EXPECT_EQ(word(1).load(), 9u); });  // home's own read miss; node 0 writes back
+  step(1, [&] { EXPECT_EQ(word(0).load(), 8u); });  // hits: both keep ReadOnly copies
+  step(0, [&] { EXPECT_EQ(word(1).load(), 9u); });
 
   struct expected {
     std::uint64_t read_invalid, write_invalid, write_readonly, requests, invalidations, writebacks;
@@ -68,9 +70,9 @@ TEST_F(Coherence, ScriptedSequenceAcrossTwoNodesCountsExactly) {
     EXPECT_EQ(d("memory.faults.read_invalid"), e[me].read_invalid);
     EXPECT_EQ(d("memory.faults.write_invalid"), e[me].write_invalid);
     EXPECT_EQ(d("memory.faults.write_readonly"), e[me].write_readonly);
-    EXPECT_EQ(c.requests, e[me].requests);
-    EXPECT_EQ(c.invalidations, e[me].invalidations);
-    EXPECT_EQ(c.writebacks, e[me].writebacks);
+    EXPECT_EQ(c.requests.load(), e[me].requests);
+    EXPECT_EQ(c.invalidations.load(), e[me].invalidations);
+    EXPECT_EQ(c.writebacks.load(), e[me].writebacks);
   } else {
     EXPECT_EQ(c.requests + c.invalidations, 0u);
   }
@@ -118,7 +120,7 @@ TEST_F(Coherence, RandomReadsAndWritesEndWithTheSequentialAnswer) {
     std::vector<std::uint64_t> mine(blocks);
     std::vector<std::vector<std::uint64_t>> seen(static_cast<std::size_t>(n * threads), std::vector<std::uint64_t>(blocks));
     for (const op& o : schedule(me, t)) {
-      volatile std::uint64_t& own = word(o.block, offset(me, t));
+      auto own = word(o.block, offset(me, t));
       if (own != mine[o.block]) ++errors[static_cast<std::size_t>(t)];  // read your own writes
       if (o.write) {
         own = own + 1;
@@ -141,11 +143,11 @@ TEST_F(Coherence, RandomReadsAndWritesEndWithTheSequentialAnswer) {
   barrier();
   for (memory::block_index b = 0; b < blocks; ++b) {
     for (int slot = 0; slot < n * threads; ++slot) {
-      EXPECT_EQ(word(b, static_cast<std::size_t>(slot) * stride), final_count[static_cast<std::size_t>(slot)][b])
+      EXPECT_EQ(word(b, static_cast<std::size_t>(slot) * stride).load(), final_count[static_cast<std::size_t>(slot)][b])
           << "block " << b << ", counter of node " << slot / threads << " thread " << slot % threads;
     }
   }
-  EXPECT_GT(proto->counts().requests, 0u);
+  EXPECT_GT(proto->counts().requests.load(), 0u);
   // The fault path's sends never found a ring full (which would queue them on the heap).
   EXPECT_EQ(d("am.packets_queued"), 0u);
 }
@@ -179,7 +181,7 @@ TEST_F(Coherence, PayloadsInSharedMemoryAreFetchedThroughTheProtocol) {
   if (me == 1) {
     EXPECT_EQ(d("memory.faults.read_invalid"), 3u);  // blocks 0, 1 and 2
     EXPECT_EQ(seg.tag_of(1), tag::read_only);
-    EXPECT_EQ(proto->counts().requests, 3u);
+    EXPECT_EQ(proto->counts().requests.load(), 3u);
   }
   if (me == 0) {
     EXPECT_EQ(messages_received, 2);
@@ -189,7 +191,7 @@ TEST_F(Coherence, PayloadsInSharedMemoryAreFetchedThroughTheProtocol) {
     std::memcpy(&last, received.data() + received.size() - 8, 8);
     EXPECT_EQ(first, 9u);  // block 1, offset 8, written by node 0
     EXPECT_EQ(last, 0u);   // block 2, never written
-    EXPECT_EQ(proto->counts().writebacks, 2u);  // blocks 0 and 1: node 0 wrote both
+    EXPECT_EQ(proto->counts().writebacks.load(), 2u);  // blocks 0 and 1: node 0 wrote both
   }
 }
 

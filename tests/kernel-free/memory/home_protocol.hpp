@@ -23,6 +23,7 @@
 #pragma once
 #include <sched.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -38,12 +39,13 @@ using squall::memory::block_index;
 using squall::memory::segment;
 using squall::memory::tag;
 
-// Counts of one node (written under the node lock; read them after a barrier).
+// Counts of one node (written under the node lock; read them after a barrier). Atomic: the
+// fault thread writes them and the program thread reads them.
 struct protocol_counts {
-  std::uint64_t requests = 0;       // sent by this node's faults (refused ones included)
-  std::uint64_t refusals = 0;       // answers "busy, ask again" this node received
-  std::uint64_t invalidations = 0;  // copies this node dropped or downgraded for its homes
-  std::uint64_t writebacks = 0;     // of those, ReadWrite copies whose bytes went home
+  std::atomic<std::uint64_t> requests{0};       // sent by this node's faults (refused ones included)
+  std::atomic<std::uint64_t> refusals{0};       // answers "busy, ask again" this node received
+  std::atomic<std::uint64_t> invalidations{0};  // copies this node dropped or downgraded for its homes
+  std::atomic<std::uint64_t> writebacks{0};     // of those, ReadWrite copies whose bytes went home
 };
 
 class home_protocol;

@@ -170,7 +170,7 @@ TEST_F(SharedIo, EfaultIsRetriedAfterMappingThePages) {
   EXPECT_TRUE(holds_pattern(6));
   const bool sigbus = memory::active_fault_path() == memory::fault_path::sigbus;
   EXPECT_EQ(d("memory.syscall_retries"), sigbus ? 1u : 0u);
-  EXPECT_EQ(proto.reads + proto.writes, 0);
+  EXPECT_EQ(proto.reads.load() + proto.writes.load(), 0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Protocols and helpers the memory tests share.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -10,7 +11,7 @@ namespace squall::memory::testing {
 
 // Resolves every fault by raising the tag just enough, and counts the calls.
 struct raise_only : protocol {
-  int reads = 0, writes = 0;
+  std::atomic<int> reads{0}, writes{0};  // the fault thread counts, the program reads
   void read_fault(segment s, block_index b) override {
     ++reads;
     s.set_tag(b, tag::read_only);
@@ -31,7 +32,8 @@ class counter_delta {
   stats::snapshot start_;
 };
 
-inline void touch_read(const void* p) { (void)*static_cast<const volatile std::uint8_t*>(p); }
-inline void touch_write(void* p, std::uint8_t v = 1) { *static_cast<volatile std::uint8_t*>(p) = v; }
+// Atomic (relaxed), as threads of one node may touch a byte together.
+inline void touch_read(const void* p) { (void)__atomic_load_n(static_cast<const std::uint8_t*>(p), __ATOMIC_RELAXED); }
+inline void touch_write(void* p, std::uint8_t v = 1) { __atomic_store_n(static_cast<std::uint8_t*>(p), v, __ATOMIC_RELAXED); }
 
 }  // namespace squall::memory::testing
