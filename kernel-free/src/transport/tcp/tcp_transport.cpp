@@ -13,6 +13,7 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "stats/counters.hpp"
+#include "transport/tcp/refusals.hpp"
 
 namespace squall::tcp {
 namespace {
@@ -404,6 +405,7 @@ void tcp_transport::shutdown(std::int64_t timeout_ns) {
     }
   }
   stop_io_thread();
+  report_refusals();  // those not named yet
 }
 
 }  // namespace squall::tcp
