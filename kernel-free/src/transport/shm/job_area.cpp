@@ -1,5 +1,6 @@
 #include "transport/shm/job_area.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,6 +78,28 @@ job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out, const 
   if (fd < 0) fatal("memfd_create for the job's shared memory failed: %s", std::strerror(errno));
   *fd_out = fd;
   return create_in(fd, nodes, ring_bytes, here);
+}
+
+int job_area::create_named(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    fatal("cannot create the job's shared memory %s: %s%s", name.c_str(), std::strerror(errno),
+          errno == EEXIST ? " (someone else made a file of that name: refusing to share it)" : "");
+  }
+  return fd;
+}
+
+int job_area::open_named(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) fatal("cannot open the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) fatal("cannot inspect the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    fatal("the job's shared memory %s belongs to uid %u with mode %03o, not to this user (uid %u) alone: "
+          "someone else made it; refusing to use it", name.c_str(), static_cast<unsigned>(st.st_uid),
+          static_cast<unsigned>(st.st_mode & 0777), static_cast<unsigned>(geteuid()));
+  }
+  return fd;
 }
 
 job_area job_area::create_in(int fd, int nodes, std::size_t ring_bytes, const std::vector<bool>& here) {
