@@ -4,21 +4,32 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 namespace squall::tsm::detail {
+
+// Decimal digits only (no sign, no spaces) making a number in [min, max]; nullopt otherwise.
+inline std::optional<std::uint64_t> parse_number(const char* text, std::uint64_t min, std::uint64_t max) {
+  if (*text == '\0') return std::nullopt;
+  std::uint64_t n = 0;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9' || __builtin_mul_overflow(n, 10, &n) ||
+        __builtin_add_overflow(n, static_cast<std::uint64_t>(*c - '0'), &n)) {
+      return std::nullopt;
+    }
+  }
+  if (n < min || n > max) return std::nullopt;
+  return n;
+}
 
 inline std::uint64_t env_number(const char* name, std::uint64_t fallback, std::uint64_t min, std::uint64_t max,
                                 const char* unit) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (*end != '\0' || *v == '-' || n < min || n > max) {
-    std::fprintf(stderr, "squall: %s must be %s from %llu to %llu (got '%s')\n", name, unit,
-                 static_cast<unsigned long long>(min), static_cast<unsigned long long>(max), v);
-    std::exit(1);
-  }
-  return n;
+  if (const auto n = parse_number(v, min, max)) return *n;
+  std::fprintf(stderr, "squall: %s must be %s from %llu to %llu (got '%s')\n", name, unit,
+               static_cast<unsigned long long>(min), static_cast<unsigned long long>(max), v);
+  std::exit(1);
 }
 
 }  // namespace squall::tsm::detail

@@ -1,14 +1,18 @@
 // The shared-memory packet ring on its own: order and content across wrap-arounds (packets
 // copied in or written in place after a reservation), a full ring refusing a packet and
 // asking to be told of room, and a producer and a consumer thread streaming packets of
-// random sizes. And the job area that holds the rings: rings for this host's nodes only.
+// random sizes. And the job area that holds the rings: rings for this host's nodes only, and
+// under a cluster launcher shared by name only with a file this user made for it.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -157,6 +161,30 @@ TEST(JobArea, HoldsRingsForThisHostsNodesOnly) {
   EXPECT_NE(job.mailbox_line(2, 3), job.mailbox_line(2, 2));
   EXPECT_GT(reinterpret_cast<const char*>(job.mailbox_line(2, 2)), static_cast<const char*>(job.ring(3, 3)));
   EXPECT_DEATH(job.mailbox_line(3, 5), "no shared-memory mailbox between nodes 3 and 5");
+}
+
+// A name taken already is refused, whoever took it; so are a file of another user or open
+// to others, and a link (another user could point it at a file of ours).
+TEST(JobArea, NamedAreaMadeBySomeoneElseIsRefused) {
+  using squall::shm::job_area;
+  const std::string name = "/squall-test-" + std::to_string(::getpid());
+  const int fd = job_area::create_named(name);
+  EXPECT_DEATH(job_area::create_named(name), "cannot create the job's shared memory " + name + ": File exists");
+  ::close(job_area::open_named(name));  // ours, 0600: fine
+  ASSERT_EQ(::fchmod(fd, 0644), 0);
+  EXPECT_DEATH(job_area::open_named(name), "belongs to uid [0-9]+ with mode 644, not to this user .* alone");
+  ASSERT_EQ(::fchmod(fd, 0600), 0);
+  if (::geteuid() == 0) {  // root can give it away
+    ASSERT_EQ(::fchown(fd, 65534, 65534), 0);
+    EXPECT_DEATH(job_area::open_named(name), "belongs to uid 65534 with mode 600, not to this user \\(uid 0\\)");
+  }
+  ::close(fd);
+  const std::string link = name + "-link";
+  ASSERT_EQ(::symlink(("/dev/shm" + name).c_str(), ("/dev/shm" + link).c_str()), 0);
+  EXPECT_DEATH(job_area::open_named(link), "cannot open the job's shared memory " + link);
+  EXPECT_DEATH(job_area::create_named(link), "cannot create the job's shared memory " + link);
+  ::unlink(("/dev/shm" + link).c_str());
+  ::shm_unlink(name.c_str());
 }
 
 }  // namespace

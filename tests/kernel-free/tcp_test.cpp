@@ -7,13 +7,19 @@
 
 #include "run_command.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -23,8 +29,9 @@ using squall::test::run;
 
 // Fixed ports (node k on base + k) so that the strangers know where to knock; derived from
 // the pid, below the kernel's ephemeral range, so that concurrent tests do not collide.
+int base_port() { return 10000 + (::getpid() % 2000) * 10; }
 std::string tcp_job(int nodes) {
-  const int base = 10000 + (::getpid() % 2000) * 10;
+  const int base = base_port();
   return "SQUALL_TCP_PORT=" + std::to_string(base) + " " + SQUALLRUN_PATH + " -n " + std::to_string(nodes) +
          " --transport tcp ";
 }
@@ -45,6 +52,81 @@ TEST(Tcp, StrangersAreRefusedAndCountedAndTheJobGoesOn) {
   EXPECT_NE(o.output.find("node 1 refused 3 connections"), std::string::npos) << o.output;
   EXPECT_EQ(count_of(o.output, "refused a TCP connection from 127.0.0.1"), 3) << o.output;
   EXPECT_EQ(count_of(o.output, "after the strangers, call returned"), 3) << o.output;
+}
+
+// A socket connected to this host's `port`, or -1 when nothing listens there (yet).
+int connect_local(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
+// The values of a counter in the --stats reports of the output (one per node).
+long long sum_of_counter(const std::string& output, const std::string& name) {
+  const std::regex line(name + " +([0-9]+)");
+  long long sum = 0;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
+    sum += std::stoll((*it)[1]);
+  }
+  return sum;
+}
+
+// Twenty strangers connect to node 0 as soon as it listens and say nothing. Node 1 comes a
+// second later (late-init 1): its handshake must not wait behind theirs (2 s each, once one
+// at a time: 40 s, past the 10 s connect timeout).
+TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) {
+  squall::test::background job("SQUALL_TCP_TIMEOUT=10 " + tcp_job(2) + "--stats " + scenarios + " late-init 1");
+  std::vector<int> strangers;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (strangers.size() < 20 && std::chrono::steady_clock::now() < until) {
+    const int fd = connect_local(base_port());
+    if (fd >= 0) {
+      strangers.push_back(fd);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  const auto o = job.finish(60);
+  for (int fd : strangers) ::close(fd);
+  ASSERT_EQ(strangers.size(), 20u) << o.output;
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
+  EXPECT_EQ(sum_of_counter(o.output, "tcp.connections_refused"), 20) << o.output;
+}
+
+// A stranger in a reconnect loop sending garbage, through set-up and the run: every
+// connection is refused and counted, but only the first few are named in the log.
+TEST(Tcp, GarbageInAReconnectLoopKeepsTheLogShort) {
+  squall::test::background job(tcp_job(2) + "--stats " + scenarios + " late-init 2");
+  std::atomic<bool> stop{false};
+  std::atomic<long long> sent{0};
+  std::thread stranger([&] {
+    const char garbage[] = "GET / HTTP/1.0\r\n\r\n";
+    while (!stop.load()) {
+      const int fd = connect_local(base_port());
+      if (fd < 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      if (::send(fd, garbage, sizeof garbage, MSG_NOSIGNAL) > 0) ++sent;
+      ::close(fd);
+    }
+  });
+  const auto o = job.finish(60);
+  stop.store(true);
+  stranger.join();
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
+  EXPECT_GT(sent.load(), 100) << o.output;
+  EXPECT_GT(sum_of_counter(o.output, "tcp.connections_refused"), 100) << o.output;
+  EXPECT_EQ(count_of(o.output, "refused a TCP connection from"), 5) << o.output.substr(0, 4000);
+  EXPECT_GE(count_of(o.output, "more TCP connection(s)"), 1) << o.output.substr(0, 4000);
+  EXPECT_LT(o.output.size(), 20000u) << o.output.substr(0, 4000);
 }
 
 TEST(Tcp, NodeWithWrongSecretCannotJoin) {

@@ -5,6 +5,7 @@
 #include <exception>
 #include <new>
 
+#include "am/records.hpp"
 #include "am/registry.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
@@ -372,8 +373,7 @@ void engine::run_as_handler(void (*fn)(void*), void* ctx) {
 }
 
 void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
-  const std::byte* p = packet.data();
-  const std::byte* end = p + packet.size();
+  record_reader records(packet);
   // Packets often hold runs of one handler: it is looked up, and counted, once a run.
   const handler_entry* e = nullptr;
   std::uint64_t run = 0, run_bytes = 0;
@@ -381,24 +381,18 @@ void engine::dispatch_packet(int src, std::span<const std::byte> packet) {
   const bool nested = running_handler_;  // a bulk delivery runs inside its fragment's handler
   running_handler_ = true;
   try {
-    while (p < end) {
-      record_header h;
-      if (end - p < static_cast<std::ptrdiff_t>(sizeof h)) fatal("corrupt packet from node %d", src);
-      std::memcpy(&h, p, sizeof h);
-      const std::byte* args = p + sizeof h;
-      const std::byte* data = args + round8(h.args_len);
-      if (data + h.payload_len > end) fatal("corrupt packet from node %d (record overruns the packet)", src);
-      // The last record of a packet may end without its padding (bulk fragments do).
-      p = std::min(data + round8(h.payload_len), end);
-      if (e == nullptr || e->id != h.handler) {
+    record_view r;
+    while (records.next(r)) {
+      if (e == nullptr || e->id != r.h.handler) {
         if (e != nullptr) count_received(*e, run, run_bytes);
-        e = lookup(src, h.handler);
+        e = lookup(src, r.h.handler);
         run = run_bytes = 0;
       }
-      e->fn(t, e->ctx, args, h.args_len, payload(data, h.payload_len), h.reply_slot);
+      e->fn(t, e->ctx, r.args, r.h.args_len, payload(r.data, r.h.payload_len), r.h.reply_slot);
       ++run;
-      run_bytes += h.args_len + h.payload_len;
+      run_bytes += r.h.args_len + r.h.payload_len;
     }
+    if (records.error() != nullptr) fatal("corrupt packet from node %d (%s)", src, records.error());
   } catch (const std::exception& ex) {
     fatal("active-message handler %.*s failed: %s", static_cast<int>(e->name.size()), e->name.data(), ex.what());
   }

@@ -28,12 +28,10 @@ std::vector<int> parse_peers(const char* text) {
   return out;
 }
 
-// Named after the job and the host's first node, so that hosts sharing one /dev/shm (as
-// network namespaces on one machine do) still get an area each.
-std::string shm_name(const std::string& nspace, int leader) {
-  std::string name = "/squall-";
-  for (char c : nspace) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_');
-  return name + "-" + std::to_string(leader);
+// Unguessable (128 random bits), so that no other user of the host can make the name first.
+std::string shm_name() {
+  const tcp::job_secret random = tcp::make_secret();
+  return "/squall-" + tcp::to_hex(std::span(random).first(16));
 }
 
 }  // namespace
@@ -67,20 +65,25 @@ pmix_job::pmix_job(std::size_t ring_bytes) {
   }
   local_[me_] = true;
 
-  // The host's first node makes the job area; the others map it after the fence; the name
-  // goes once everyone holds it, so nothing is left in /dev/shm after the job.
-  const std::string name = shm_name(nspace_, leader);
+  // The host's first node makes the job area and hands its name to the host's other nodes
+  // through PMIx; they map it after the fence; the name goes once everyone holds it, so
+  // nothing is left in /dev/shm after the job.
+  std::string name;
   if (me_ == leader) {
-    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) fatal("cannot create the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+    name = shm_name();
+    const int fd = shm::job_area::create_named(name);
     job_ = shm::job_area::create_in(fd, n_, ring_bytes, local_);
     ::close(fd);
+    pmix_value_t where;
+    PMIX_VALUE_LOAD(&where, name.c_str(), PMIX_STRING);
+    check(PMIx_Put(PMIX_LOCAL, "squall.area", &where), "put");
+    PMIX_VALUE_DESTRUCT(&where);
   }
+  check(PMIx_Commit(), "commit");
   fence();
   if (me_ != leader) {
-    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) fatal("cannot open the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
-    job_ = shm::job_area::attach(fd);
+    name = get_string(leader, "squall.area");
+    job_ = shm::job_area::attach(shm::job_area::open_named(name));
   }
   fence();
   if (me_ == leader) ::shm_unlink(name.c_str());

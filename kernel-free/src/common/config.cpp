@@ -10,7 +10,8 @@
 namespace squall {
 
 std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min, std::int64_t max) {
-  if (text.empty()) return std::nullopt;
+  // strtoll would also take leading spaces and a '+': only digits, after an optional '-'.
+  if (text.empty() || (text[0] != '-' && (text[0] < '0' || text[0] > '9'))) return std::nullopt;
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);

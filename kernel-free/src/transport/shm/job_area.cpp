@@ -1,5 +1,6 @@
 #include "transport/shm/job_area.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
@@ -44,7 +46,53 @@ void init(void* base, int nodes, int local_nodes, std::size_t ring_bytes, const 
   for (int i = 0; i < nodes; ++i) controls[i].local_index = here.empty() || here[i] ? next++ : -1;
 }
 
+// bytes_for for sizes read from another process: false when the sum does not fit.
+bool checked_bytes_for(std::uint64_t nodes, std::uint64_t local, std::uint64_t ring_bytes, std::size_t& out) {
+  std::size_t pairs, rings, lines;
+  return !__builtin_mul_overflow(local, local, &pairs) &&
+         !__builtin_mul_overflow(pairs, ring_stride(ring_bytes), &rings) &&
+         !__builtin_mul_overflow(pairs, sizeof(pair_line), &lines) &&
+         !__builtin_add_overflow(rings_offset(static_cast<int>(nodes)), rings, &out) &&
+         !__builtin_add_overflow(out, lines, &out);
+}
+
 }  // namespace
+
+bool job_area::well_formed(const void* base, std::size_t size, std::string& why) {
+  constexpr std::uint32_t max_nodes = 1 << 20;
+  if (size < sizeof(job_header)) {
+    why = "too small for a job's header";
+    return false;
+  }
+  const auto& h = *static_cast<const job_header*>(base);
+  if (h.magic != job_magic || h.version != job_version) {
+    why = "not a job of this Squall version";
+    return false;
+  }
+  std::size_t expected = 0;
+  if (h.nodes == 0 || h.nodes > max_nodes || h.local_nodes > h.nodes || h.ring_bytes < 64 ||
+      h.ring_bytes > (std::uint64_t{1} << 30) || (h.ring_bytes & (h.ring_bytes - 1)) != 0 ||
+      !checked_bytes_for(h.nodes, h.local_nodes, h.ring_bytes, expected) || expected != size) {
+    why = "its header does not match its size";
+    return false;
+  }
+  // This host's nodes are numbered 0, 1, ... in node order, the others -1 (init).
+  const auto* controls = reinterpret_cast<const node_control*>(static_cast<const char*>(base) + controls_offset());
+  std::int32_t next = 0;
+  for (std::uint32_t i = 0; i < h.nodes; ++i) {
+    const std::int32_t index = controls[i].local_index;
+    if (index != -1 && index != next) {
+      why = "node " + std::to_string(i) + " has a wrong place among this host's nodes";
+      return false;
+    }
+    next += index == next;
+  }
+  if (static_cast<std::uint32_t>(next) != h.local_nodes) {
+    why = "it counts its host's nodes wrong";
+    return false;
+  }
+  return true;
+}
 
 std::size_t job_area::bytes_for(int nodes, int local_nodes, std::size_t ring_bytes) {
   return mailboxes_offset(nodes, local_nodes, ring_bytes) +
@@ -79,6 +127,28 @@ job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out, const 
   return create_in(fd, nodes, ring_bytes, here);
 }
 
+int job_area::create_named(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    fatal("cannot create the job's shared memory %s: %s%s", name.c_str(), std::strerror(errno),
+          errno == EEXIST ? " (someone else made a file of that name: refusing to share it)" : "");
+  }
+  return fd;
+}
+
+int job_area::open_named(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) fatal("cannot open the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) fatal("cannot inspect the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    fatal("the job's shared memory %s belongs to uid %u with mode %03o, not to this user (uid %u) alone: "
+          "someone else made it; refusing to use it", name.c_str(), static_cast<unsigned>(st.st_uid),
+          static_cast<unsigned>(st.st_mode & 0777), static_cast<unsigned>(geteuid()));
+  }
+  return fd;
+}
+
 job_area job_area::create_in(int fd, int nodes, std::size_t ring_bytes, const std::vector<bool>& here) {
   job_area a;
   const int local = count_here(nodes, here);
@@ -101,11 +171,9 @@ job_area job_area::attach(int fd) {
   a.size_ = static_cast<std::size_t>(st.st_size);
   a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
-  const auto& h = a.header();
-  if (h.magic != job_magic || h.version != job_version ||
-      a.size_ != bytes_for(static_cast<int>(h.nodes), static_cast<int>(h.local_nodes), h.ring_bytes)) {
+  if (std::string why; !well_formed(a.base_, a.size_, why)) {
     fatal("SQUALL_JOB_FD=%d does not hold a job of this Squall version (was squallrun built "
-          "from the same tree?)", fd);
+          "from the same tree?): %s", fd, why.c_str());
   }
   close(fd);
   return a;

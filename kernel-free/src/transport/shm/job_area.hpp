@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "transport/shm/mailbox.hpp"
@@ -55,6 +56,15 @@ class job_area {
   static job_area create_in(int fd, int nodes, std::size_t ring_bytes, const std::vector<bool>& here = {});
   // Maps the job a launcher created (a node).
   static job_area attach(int fd);
+  // Whether `size` bytes at `base` (64-byte aligned), written by another process, hold a
+  // job of this version whose every ring and mailbox lies inside them; else says why not.
+  static bool well_formed(const void* base, std::size_t size, std::string& why);
+  // Under a cluster launcher the nodes of a host share the job area by name, in /dev/shm.
+  // The host's first node creates the file: fatal when the name exists already (whoever
+  // made it) or is a link. The others open it: fatal unless it is a regular file of this
+  // user, closed to everyone else.
+  static int create_named(const std::string& name);
+  static int open_named(const std::string& name);
   // A one-node job in private memory (a program started without the launcher).
   static job_area single(std::size_t ring_bytes);
 

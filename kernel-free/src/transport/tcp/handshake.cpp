@@ -10,22 +10,21 @@ namespace {
 constexpr char magic[8] = {'S', 'Q', 'U', 'A', 'L', 'L', 'T', '1'};
 using nonce = std::array<std::byte, 16>;
 
-struct challenge {
+struct challenge_msg {
   char magic[8];
   std::uint32_t node;
   std::uint32_t reserved;
   nonce n;
 };
-struct response {
+struct response_msg {
   char magic[8];
   std::uint32_t node;
   std::uint32_t reaching;
   nonce n;
   tcp::mac mac;
 };
-struct proof {
-  tcp::mac mac;
-};
+static_assert(sizeof(challenge_msg) == challenge_size && sizeof(response_msg) == response_size &&
+              sizeof(mac) == proof_size);
 
 nonce fresh_nonce() {
   const job_secret r = make_secret();
@@ -46,73 +45,94 @@ mac mac_of(const job_secret& secret, char role, std::uint32_t connector, std::ui
   return authenticate(secret, msg);
 }
 
+template <typename T, std::size_t n>
+T read_as(std::span<const std::byte, n> bytes) {
+  static_assert(sizeof(T) == n);
+  T t;
+  std::memcpy(&t, bytes.data(), n);
+  return t;
+}
+
 }  // namespace
 
-int accept_handshake(int fd, int me, const job_secret& secret, std::int64_t deadline_ns, std::string& why) {
-  challenge c{};
+acceptor_side::acceptor_side(int me, const job_secret& secret) : secret_(&secret), me_(me) {
+  challenge_msg c{};
   std::memcpy(c.magic, magic, sizeof magic);
   c.node = static_cast<std::uint32_t>(me);
   c.n = fresh_nonce();
-  if (auto r = write_full(fd, &c, sizeof c, deadline_ns); r != io_result::done) {
-    why = std::string("sending the challenge: ") + describe(r);
-    return -1;
-  }
-  response resp{};
-  if (auto r = read_full(fd, &resp, sizeof resp, deadline_ns); r != io_result::done) {
-    why = std::string("waiting for the response: ") + describe(r);
-    return -1;
-  }
+  std::memcpy(challenge_.data(), &c, sizeof c);
+}
+
+int acceptor_side::check_response(std::span<const std::byte, response_size> bytes, std::string& why) {
+  const auto resp = read_as<response_msg>(bytes);
+  const auto c = read_as<challenge_msg>(challenge());
   if (std::memcmp(resp.magic, magic, sizeof magic) != 0) {
     why = "not a Squall node (bad greeting)";
     return -1;
   }
-  if (resp.reaching != static_cast<std::uint32_t>(me)) {
+  if (resp.reaching != static_cast<std::uint32_t>(me_)) {
     why = "it meant to reach node " + std::to_string(resp.reaching);
     return -1;
   }
-  if (!same_mac(resp.mac, mac_of(secret, 'C', resp.node, c.node, c.n, resp.n))) {
+  if (!same_mac(resp.mac, mac_of(*secret_, 'C', resp.node, c.node, c.n, resp.n))) {
     why = "it does not know the job's secret";
     return -1;
   }
-  const proof p{mac_of(secret, 'A', resp.node, c.node, resp.n, c.n)};
-  if (auto r = write_full(fd, &p, sizeof p, deadline_ns); r != io_result::done) {
-    why = std::string("sending the proof: ") + describe(r);
+  if (resp.node > 0x7fffffffu) {
+    why = "node id " + std::to_string(resp.node) + " is out of range";
     return -1;
   }
+  proof_ = mac_of(*secret_, 'A', resp.node, c.node, resp.n, c.n);
   return static_cast<int>(resp.node);
 }
 
-bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
-                       std::string& why) {
-  challenge c{};
-  if (auto r = read_full(fd, &c, sizeof c, deadline_ns); r != io_result::done) {
-    why = std::string("waiting for the challenge: ") + describe(r);
+connector_side::connector_side(int me, int peer, const job_secret& secret) : secret_(&secret), me_(me), peer_(peer) {}
+
+bool connector_side::check_challenge(std::span<const std::byte, challenge_size> bytes, std::string& why) {
+  const auto c = read_as<challenge_msg>(bytes);
+  if (std::memcmp(c.magic, magic, sizeof magic) != 0 || c.node != static_cast<std::uint32_t>(peer_)) {
+    why = "the listener is not node " + std::to_string(peer_) + " of this job";
     return false;
   }
-  if (std::memcmp(c.magic, magic, sizeof magic) != 0 || c.node != static_cast<std::uint32_t>(peer)) {
-    why = "the listener is not node " + std::to_string(peer) + " of this job";
-    return false;
-  }
-  response resp{};
+  response_msg resp{};
   std::memcpy(resp.magic, magic, sizeof magic);
-  resp.node = static_cast<std::uint32_t>(me);
-  resp.reaching = static_cast<std::uint32_t>(peer);
+  resp.node = static_cast<std::uint32_t>(me_);
+  resp.reaching = static_cast<std::uint32_t>(peer_);
   resp.n = fresh_nonce();
-  resp.mac = mac_of(secret, 'C', resp.node, c.node, c.n, resp.n);
-  if (auto r = write_full(fd, &resp, sizeof resp, deadline_ns); r != io_result::done) {
-    why = std::string("sending the response: ") + describe(r);
-    return false;
-  }
-  proof p{};
-  if (auto r = read_full(fd, &p, sizeof p, deadline_ns); r != io_result::done) {
-    why = std::string("waiting for the proof (a wrong secret?): ") + describe(r);
-    return false;
-  }
-  if (!same_mac(p.mac, mac_of(secret, 'A', resp.node, c.node, resp.n, c.n))) {
+  resp.mac = mac_of(*secret_, 'C', resp.node, c.node, c.n, resp.n);
+  std::memcpy(response_.data(), &resp, sizeof resp);
+  expected_proof_ = mac_of(*secret_, 'A', resp.node, c.node, resp.n, c.n);
+  return true;
+}
+
+bool connector_side::check_proof(std::span<const std::byte, proof_size> proof, std::string& why) const {
+  if (!same_mac(read_as<mac>(proof), expected_proof_)) {
     why = "it does not know the job's secret";
     return false;
   }
   return true;
+}
+
+bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
+                       std::string& why) {
+  connector_side side(me, peer, secret);
+  std::array<std::byte, challenge_size> c;
+  if (auto r = read_full(fd, c.data(), c.size(), deadline_ns); r != io_result::done) {
+    why = std::string("waiting for the challenge: ") + describe(r);
+    return false;
+  }
+  if (!side.check_challenge(c, why)) return false;
+  if (auto r = write_full(fd, side.response().data(), response_size, deadline_ns); r != io_result::done) {
+    why = std::string("sending the response: ") + describe(r);
+    return false;
+  }
+  std::array<std::byte, proof_size> p;
+  if (auto r = read_full(fd, p.data(), p.size(), deadline_ns); r != io_result::done) {
+    // Closed: the acceptor refused the response (a wrong secret?).
+    why = std::string("waiting for the proof: ") + describe(r) + (r == io_result::closed ? " (a wrong secret?)" : "");
+    return false;
+  }
+  return side.check_proof(p, why);
 }
 
 }  // namespace squall::tcp

@@ -7,18 +7,53 @@
 //   acceptor  -> connector  proof:     HMAC("A", ids, C, A)
 //
 // A connection that fails it (a stranger, garbage, a wrong secret) is closed and counted;
-// the job goes on.
+// the job goes on. Each side is a small object that checks the bytes it is given and says
+// what to send back, so that the acceptor can run many handshakes at once (mesh.cpp) and
+// the checks can be fuzzed without sockets.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "transport/tcp/secret.hpp"
 
 namespace squall::tcp {
 
-// The acceptor's side: returns the authenticated peer's node id, or -1 with `why` set.
-int accept_handshake(int fd, int me, const job_secret& secret, std::int64_t deadline_ns, std::string& why);
-// The connector's side, reaching node `peer`: true, or false with `why` set.
+constexpr std::size_t challenge_size = 32, response_size = 64, proof_size = 32;
+
+class acceptor_side {
+ public:
+  acceptor_side(int me, const job_secret& secret);  // makes a fresh challenge
+  std::span<const std::byte, challenge_size> challenge() const { return challenge_; }
+  // The connector's node id, or -1 with `why` set; on success proof() is the answer to send.
+  int check_response(std::span<const std::byte, response_size> response, std::string& why);
+  std::span<const std::byte, proof_size> proof() const { return proof_; }
+
+ private:
+  const job_secret* secret_;
+  int me_;
+  std::array<std::byte, challenge_size> challenge_;
+  std::array<std::byte, proof_size> proof_{};
+};
+
+class connector_side {
+ public:
+  connector_side(int me, int peer, const job_secret& secret);
+  // False with `why` set when the challenge is not node `peer`'s; else response() is the answer.
+  bool check_challenge(std::span<const std::byte, challenge_size> challenge, std::string& why);
+  std::span<const std::byte, response_size> response() const { return response_; }
+  // False with `why` set when the acceptor does not know the secret.
+  bool check_proof(std::span<const std::byte, proof_size> proof, std::string& why) const;
+
+ private:
+  const job_secret* secret_;
+  int me_, peer_;
+  std::array<std::byte, response_size> response_{};
+  std::array<std::byte, proof_size> expected_proof_{};
+};
+
+// The connector's side over a socket, reaching node `peer`: true, or false with `why` set.
 bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
                        std::string& why);
 

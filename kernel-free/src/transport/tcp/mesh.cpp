@@ -10,20 +10,12 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
-#include "stats/counters.hpp"
+#include "transport/tcp/accepting.hpp"
 #include "transport/tcp/handshake.hpp"
+#include "transport/tcp/refusals.hpp"
 
 namespace squall::tcp {
 namespace {
-
-const int refused = stats::counter_slot("tcp.connections_refused");
-constexpr std::int64_t handshake_ns = 2'000'000'000;  // a stranger holds up set-up at most this long
-
-void refuse(int fd, const std::string& why) {
-  warn("refused a TCP connection from %s: %s", to_string(peer_of(fd)).c_str(), why.c_str());
-  stats::counter_at(refused).fetch_add(1, std::memory_order_relaxed);
-  ::close(fd);
-}
 
 int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, std::int64_t deadline) {
   std::string why = "no attempt";
@@ -38,8 +30,8 @@ int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, st
       continue;
     }
     configure_connection(fd);
-    // The whole set-up time, not handshake_ns: the peer answers only once it has made its
-    // own connections downwards, which on a staggered start takes a while.
+    // The whole set-up time, not the acceptor's time for a handshake: the peer answers only
+    // once it has made its own connections downwards, which on a staggered start takes a while.
     if (connect_handshake(fd, me, peer, secret, deadline, why)) return fd;
     ::close(fd);
     fatal("connecting to node %d at %s: %s", peer, to_string(e).c_str(), why.c_str());
@@ -81,10 +73,9 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
   }
   int missing = 0;
   for (int peer = me + 1; peer < n; ++peer) missing += over_tcp[peer];
-  while (missing > 0) {
-    const int fd = ::accept4(l.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) fatal("accept failed: %s", std::strerror(errno));
+  {
+    accepting a(me, n, over_tcp, l, secret, fds);
+    while (missing > 0) {
       if (now_ns() >= deadline) {
         std::string who;
         for (int peer = me + 1; peer < n; ++peer) {
@@ -93,28 +84,17 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
         fatal("node(s) %s never connected to this node at %s within the connect timeout (SQUALL_TCP_TIMEOUT)",
               who.c_str(), to_string(l.where()).c_str());
       }
-      ::usleep(5'000);
-      continue;
+      missing -= a.step(deadline);
     }
-    configure_connection(fd);
-    std::string why;
-    const int peer = accept_handshake(fd, me, secret, std::min(deadline, now_ns() + handshake_ns), why);
-    if (peer < 0) {
-      refuse(fd, why);
-    } else if (peer <= me || peer >= n || !over_tcp[peer] || fds[peer] >= 0) {
-      refuse(fd, "node " + std::to_string(peer) + " is not expected to connect here");
-    } else {
-      fds[peer] = fd;
-      --missing;
-    }
-  }
+  }  // refuses the handshakes still under way
+  report_refusals();
   return fds;
 }
 
 bool refuse_late_connection(const listener& l) {
-  const int fd = ::accept4(l.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+  const int fd = accept_connection(l);
   if (fd < 0) return false;
-  refuse(fd, "the job's connections are all made");
+  refuse_connection(fd, "the job's connections are all made");
   return true;
 }
 

@@ -13,6 +13,8 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "stats/counters.hpp"
+#include "transport/tcp/frames.hpp"
+#include "transport/tcp/refusals.hpp"
 
 namespace squall::tcp {
 namespace {
@@ -28,11 +30,6 @@ const int connections = stats::counter_slot("tcp.connections");  // peers reache
 
 void count(int slot, std::uint64_t n = 1) { stats::counter_at(slot).fetch_add(n, std::memory_order_relaxed); }
 
-struct frame_header {
-  std::uint32_t length;  // bytes after this header
-  std::uint32_t kind;
-};
-constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2;
 constexpr std::size_t small_frame = 512;  // frames up to this size are copied into one buffer to send
 
 }  // namespace
@@ -311,20 +308,19 @@ std::size_t tcp_transport::drain_socket(connection& c) {
     c.in_len += static_cast<std::size_t>(r);
     count(bytes_received, static_cast<std::uint64_t>(r));
     std::size_t at = 0;
-    while (c.in_len - at >= sizeof(frame_header)) {
-      frame_header h;
-      std::memcpy(&h, c.in.data() + at, sizeof h);
-      if (h.length > max_packet_ || (h.kind != kind_packet && h.kind != kind_goodbye)) {
+    frame_header h;
+    std::span<const std::byte> body;
+    for (frame_result f; (f = read_frame(std::span(c.in.data() + at, c.in_len - at), max_packet_, h, body)) !=
+                         frame_result::incomplete;) {
+      if (f == frame_result::corrupt) {
         fatal("corrupt frame (length %u, kind %u) on the TCP connection from node %d", h.length, h.kind, c.node);
       }
-      if (c.in_len - at < sizeof h + h.length) break;
       count(frames_received);
       if (h.kind == kind_goodbye) {
         c.said_goodbye.store(true);
       } else {
-        const std::byte* p = c.in.data() + at + sizeof h;
         std::lock_guard g(c.in_mu);
-        c.arrived.emplace_back(p, p + h.length);
+        c.arrived.emplace_back(body.begin(), body.end());
         queued_.fetch_add(1, std::memory_order_seq_cst);
         ++packets;
       }
@@ -404,6 +400,7 @@ void tcp_transport::shutdown(std::int64_t timeout_ns) {
     }
   }
   stop_io_thread();
+  report_refusals();  // those not named yet
 }
 
 }  // namespace squall::tcp
