@@ -40,6 +40,11 @@ void pass_to_previous(int sig, siginfo_t* info, void* context) {
   }
 }
 
+// The signal is synchronous: the thread raised it by its own load or store to a shared
+// segment, so it is interrupted at that instruction, never inside the C library's allocator
+// (whose memory is no segment). What a fault's wait runs may therefore allocate (a
+// collective's message that arrives meanwhile is kept on the heap). It may be inside stdio
+// (printf of a shared string holds the stream's lock), so nothing here uses stdio.
 void on_sigbus(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   segment_state* s = info->si_code == BUS_ADRERR ? find_segment(info->si_addr) : nullptr;
