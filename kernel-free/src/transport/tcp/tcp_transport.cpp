@@ -32,7 +32,7 @@ struct frame_header {
   std::uint32_t length;  // bytes after this header
   std::uint32_t kind;
 };
-constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2;
+constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2, kind_heartbeat = 3;
 constexpr std::size_t small_frame = 512;  // frames up to this size are copied into one buffer to send
 
 }  // namespace
@@ -48,6 +48,7 @@ struct tcp_transport::connection {
   bool watching_out = false;       // EPOLLOUT armed
   std::atomic<bool> watching_out_hint{false};  // the same, readable without out_mu
   bool failed = false;
+  std::uint64_t frames_out = 0, frames_out_seen = 0;  // say_alive: did the link carry anything
   // Reading: the I/O thread, or a thread of the node polling while it waits (read_mu).
   std::mutex read_mu;
   std::vector<std::byte> in;
@@ -56,6 +57,7 @@ struct tcp_transport::connection {
   std::mutex in_mu;
   std::deque<std::vector<std::byte>> arrived;
   std::atomic<bool> said_goodbye{false}, ended{false};
+  std::atomic<std::uint64_t> heard{0};  // reads that brought bytes (under read_mu)
 
   std::size_t unsent() const { return pending.size() - pending_from; }
 };
@@ -119,6 +121,7 @@ bool tcp_transport::append_frame(connection& c, std::uint32_t kind, std::span<co
     return false;
   }
   const frame_header h{static_cast<std::uint32_t>(head.size() + body_size), kind};
+  ++c.frames_out;
   const std::size_t total = sizeof h + head.size() + body_size;
   count(frames_sent);
   count(bytes_sent, total);
@@ -308,20 +311,21 @@ std::size_t tcp_transport::drain_socket(connection& c) {
     // A short read emptied the socket: asking again would only cost a system call that says
     // EAGAIN (half the receive calls of a ping-pong); later data is seen by the next poll.
     more = static_cast<std::size_t>(r) == room;
+    c.heard.store(c.heard.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     c.in_len += static_cast<std::size_t>(r);
     count(bytes_received, static_cast<std::uint64_t>(r));
     std::size_t at = 0;
     while (c.in_len - at >= sizeof(frame_header)) {
       frame_header h;
       std::memcpy(&h, c.in.data() + at, sizeof h);
-      if (h.length > max_packet_ || (h.kind != kind_packet && h.kind != kind_goodbye)) {
+      if (h.length > max_packet_ || h.kind < kind_packet || h.kind > kind_heartbeat) {
         fatal("corrupt frame (length %u, kind %u) on the TCP connection from node %d", h.length, h.kind, c.node);
       }
       if (c.in_len - at < sizeof h + h.length) break;
       count(frames_received);
       if (h.kind == kind_goodbye) {
         c.said_goodbye.store(true);
-      } else {
+      } else if (h.kind == kind_packet) {
         const std::byte* p = c.in.data() + at + sizeof h;
         std::lock_guard g(c.in_mu);
         c.arrived.emplace_back(p, p + h.length);
@@ -380,6 +384,24 @@ void tcp_transport::io_loop() {
       if (events[i].events & EPOLLOUT) write_pending(c);
       if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_available(c);
     }
+  }
+}
+
+std::uint64_t tcp_transport::frames_heard(int node) const {
+  return conns_[node]->heard.load(std::memory_order_relaxed);
+}
+
+bool tcp_transport::in_use(int node) const {
+  const connection& c = *conns_[node];
+  return !c.said_goodbye.load() && !c.ended.load();
+}
+
+void tcp_transport::say_alive() {
+  for (auto& c : conns_) {
+    if (!c) continue;
+    std::lock_guard g(c->out_mu);
+    if (c->frames_out == c->frames_out_seen) append_frame(*c, kind_heartbeat, {}, {}, 0, nullptr);
+    c->frames_out_seen = c->frames_out;
   }
 }
 
