@@ -1,5 +1,5 @@
 // The watchdog: one thread per node, asleep in poll(2) but for a look every quarter second
-// (less with a short liveness period), that notices what a wait cannot, at no cost to the
+// (more often with a short liveness period), that notices what a wait cannot, at no cost to the
 // message path:
 //   - the launcher dying (mpirun, its daemon, squallrun): the node ends with a message
 //     instead of running on as an orphan;
@@ -140,8 +140,8 @@ class watchdog {
       p.since = now;  // a debugger holds one of us: its stops are no failure
       return;
     }
-    const std::string why =
-        format("has not answered for %lld s (stopped? SQUALL_LIVENESS_S)", static_cast<long long>(silent_ns / second_ns));
+    const auto seconds = static_cast<long long>(silent_ns / second_ns);
+    const std::string why = format("has not answered for %lld s (stopped? SQUALL_LIVENESS_S)", seconds);
     nd_.job.abort(p.node, why.c_str(), shm::node_unresponsive);
     nd_.check_abort();
   }
