@@ -108,6 +108,7 @@ class background {
     return o;
   }
   outcome finish(int limit_s) { return finish(limit_s, started_); }
+  pid_t pid() const { return pid_; }  // the command's process (sh execs it)
 
  private:
   pid_t pid_ = -1;

@@ -6,7 +6,8 @@
 //   - a host with the wrong secret is refused and the job ends with the nodes named;
 //   - a stranger's garbage on a node's port is refused and counted, and the job goes on;
 //   - a host whose link is cut, or whose processes are killed, is reported as lost by every
-//     other node, and every squallrun exits non-zero, within 10 seconds.
+//     other node, and every squallrun exits non-zero, within 10 seconds; so is a host whose
+//     processes are stopped, once silent for SQUALL_LIVENESS_S (heartbeats on idle links).
 // Needs root (to make namespaces); says so and skips otherwise.
 #include <gtest/gtest.h>
 
@@ -35,6 +36,7 @@ constexpr int hosts = 3, nodes_per_host = 2, job_nodes = hosts * nodes_per_host;
 const std::string build_bin = BUILD_BIN;
 const std::string squallrun = SQUALLRUN_PATH;
 const std::string scenarios = TCP_SCENARIOS_PATH;
+const std::string kf_scenarios = SCENARIOS_PATH;
 
 std::string address(int host) { return "10.77.0." + std::to_string(host + 1); }
 std::string host_list() { return address(0) + "," + address(1) + "," + address(2); }
@@ -78,7 +80,11 @@ class cluster {
   // Runs `command` on host h (in its namespace).
   std::string on(int h, const std::string& command) const { return "ip netns exec " + ns(host_name(h)) + " " + command; }
   void cut_link(int h) const { sh("ip -n " + ns("sw") + " link set " + veth_name(h) + " down"); }
-  void kill_host(int h) const { sh("ip netns pids " + ns(host_name(h)) + " | xargs -r kill -9"); }
+  void kill_host(int h) const { signal_host(h, "KILL"); }
+  void stop_host(int h) const { signal_host(h, "STOP"); }
+  void signal_host(int h, const std::string& sig) const {
+    sh("ip netns pids " + ns(host_name(h)) + " | xargs -r kill -" + sig);
+  }
 
  private:
   std::string prefix_;
@@ -220,7 +226,7 @@ TEST_F(Hosts, GarbageOnAPortIsRefusedAndTheJobGoesOn) {
 // notices first and exits is itself lost to the last one, so that one may name it instead;
 // at least one host names a node of host 2.
 void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how) {
-  const std::regex lost_node("node ([0-9]+) was lost");
+  const std::regex lost_node("node ([0-9]+) (was lost|has not answered)");
   bool named_lost_host = false;
   for (int h = 0; h < hosts; ++h) {
     SCOPED_TRACE(std::string(how) + ", host " + std::to_string(h));
@@ -256,6 +262,34 @@ TEST_F(Hosts, HostWhoseProcessesAreKilledIsReportedLost) {
   j.since = clock_type::now();
   c_.kill_host(2);
   expect_host_lost(j.finish(60), 2, "killed");
+}
+
+TEST_F(Hosts, HostWhoseProcessesAreStoppedIsReportedSilent) {
+  const std::string liveness = "SQUALL_LIVENESS_S=2";
+  job j(c_, scenarios + " barriers 600", {liveness, liveness, liveness});
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.stop_host(2);
+  std::vector<outcome> out;
+  for (int h = 0; h < hosts - 1; ++h) out.push_back(j.parts[h]->finish(60, j.since));
+  c_.kill_host(2);  // stopped, it would wait for ever
+  out.push_back(j.parts[2]->finish(60, j.since));
+  // The first host to notice names a node of host 2 as silent; the other may see it go.
+  EXPECT_GT(count_of(out[0].output + out[1].output, "has not answered for"), 0) << out[0].output << out[1].output;
+  expect_host_lost(out, 2, "stopped");
+}
+
+// Node 1 computes for 5 s while the others wait for it: no link carries a packet meanwhile,
+// and only the heartbeat frames show that the other hosts are alive.
+TEST_F(Hosts, IdleLinksAreNotSilence) {
+  const std::string liveness = "SQUALL_LIVENESS_S=2";
+  job j(c_, kf_scenarios + " compute 1 5", {liveness, liveness, liveness});
+  const auto out = j.finish(60);
+  for (int h = 0; h < hosts; ++h) {
+    EXPECT_EQ(out[h].status, 0) << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "has not answered"), 0) << out[h].output;
+  }
+  EXPECT_EQ(count_of(out[0].output, "computed"), 1) << out[0].output;
 }
 
 }  // namespace

@@ -1,23 +1,88 @@
 // squallrun as a user meets it: lost nodes are reported by every survivor and the launcher
-// exits non-zero within seconds; bad flags, bad environment values and wire-level misuse
-// end with a message naming the cause.
+// exits non-zero within seconds, and the same under mpirun (where the nodes watch each other
+// and their launcher themselves); a stopped node is reported once it has been silent for
+// SQUALL_LIVENESS_S, a computing one is not; bad flags, bad environment values and
+// wire-level misuse end with a message naming the cause.
 #include <gtest/gtest.h>
 
 #include "run_command.hpp"
 
+#include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
+using squall::test::background;
 using squall::test::count_of;
 using squall::test::run;
 
 const std::string squallrun = SQUALLRUN_PATH;
 const std::string scenarios = SCENARIOS_PATH;
+const std::string mpirun_path = MPIEXEC_PATH;
+
+// Open MPI's mpirun, told not to end the job itself when a node fails: the nodes must.
+std::string mpirun(int nodes) {
+  return mpirun_path + " -np " + std::to_string(nodes) +
+         " --oversubscribe --bind-to none --allow-run-as-root --mca orte_abort_on_non_zero_status 0 ";
+}
+
+// The pids that the show-pids scenario printed ("node K pid P up"), by node.
+std::vector<int> node_pids(const std::string& output, int nodes) {
+  const std::regex line("node ([0-9]+) pid ([0-9]+) up");
+  std::vector<int> pids(static_cast<std::size_t>(nodes), 0);
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
+    const int node = std::stoi((*it)[1]);
+    if (node >= 0 && node < nodes) pids[static_cast<std::size_t>(node)] = std::stoi((*it)[2]);
+  }
+  return pids;
+}
+
+// A process that exited but was not reaped yet (a zombie) counts as gone.
+bool running(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z' && text[paren + 2] != 'X';
+}
+
+// Whether every process in `pids` is gone within `limit_s` seconds.
+bool all_end(std::vector<int> pids, int limit_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+  for (;;) {
+    std::erase_if(pids, [](int pid) { return !running(pid); });
+    if (pids.empty()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// Starts a show-pids job and returns its nodes' pids once all are up.
+std::vector<int> start_nodes(const background& job, int nodes) {
+  if (!job.wait_for_output(" up\n", nodes, 30)) return {};
+  auto pids = node_pids(job.output(), nodes);
+  if (std::count(pids.begin(), pids.end(), 0) != 0) return {};
+  return pids;
+}
+
+// Kills the launcher of a show-pids job once its nodes are up; every node must be gone
+// within 10 s.
+void expect_nodes_end_with_their_launcher(const std::string& command, int nodes) {
+  background job(command);
+  const auto pids = start_nodes(job, nodes);
+  ASSERT_FALSE(pids.empty()) << job.output();
+  ASSERT_EQ(kill(job.pid(), SIGKILL), 0);
+  EXPECT_TRUE(all_end(pids, 10)) << "node(s) outlived their launcher by 10 s\n" << job.output();
+}
 
 TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
   const auto o = run(squallrun + " -n 4 " + scenarios + " kill-node 2");
@@ -26,6 +91,54 @@ TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
   EXPECT_NE(o.output.find("squallrun: node 2 (pid"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("killed by signal 9"), std::string::npos) << o.output;
   EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
+// mpirun itself then never ends (Open MPI 4.1 waits forever once a process died of a
+// signal, with that option), so the test looks at the nodes, not at mpirun's exit.
+TEST(LostNode, KilledNodeIsReportedByEveryOtherNodeUnderMpirun) {
+  if (mpirun_path.empty()) GTEST_SKIP() << "Open MPI's mpirun was not found at configure time";
+  for (int nodes : {4, 8}) {
+    background job(mpirun(nodes) + scenarios + " show-pids");
+    auto pids = start_nodes(job, nodes);
+    ASSERT_FALSE(pids.empty()) << job.output();
+    ASSERT_EQ(kill(pids[2], SIGKILL), 0);
+    EXPECT_TRUE(job.wait_for_output("node 2 was lost (its process ended before squall::finalize); exiting",
+                                    nodes - 1, LOST_NODE_SECONDS))
+        << nodes << " nodes:\n" << job.output();
+    EXPECT_TRUE(all_end(pids, 5)) << nodes << " nodes: a survivor did not exit\n" << job.output();
+  }
+}
+
+TEST(LostLauncher, NodesEndWhenSquallrunIsKilled) {
+  expect_nodes_end_with_their_launcher(squallrun + " -n 4 " + scenarios + " show-pids", 4);
+}
+
+TEST(LostLauncher, NodesEndWhenMpirunIsKilled) {
+  if (mpirun_path.empty()) GTEST_SKIP() << "Open MPI's mpirun was not found at configure time";
+  expect_nodes_end_with_their_launcher(mpirun(4) + scenarios + " show-pids", 4);
+}
+
+// 4 and 8 nodes on this machine's (few) cores: the watchdogs must still show life.
+TEST(Liveness, StoppedNodeIsReportedByEveryOtherNode) {
+  for (int nodes : {4, 8}) {
+    const auto o = run("SQUALL_LIVENESS_S=2 " + squallrun + " -n " + std::to_string(nodes) + " --grace 1 " +
+                           scenarios + " stop-node 2",
+                       30);
+    EXPECT_NE(o.status, 0) << o.output;
+    EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+    EXPECT_EQ(count_of(o.output, "node 2 has not answered for"), nodes - 1) << o.output;
+    EXPECT_NE(o.output.find("(stopped? SQUALL_LIVENESS_S); exiting"), std::string::npos) << o.output;
+  }
+}
+
+TEST(Liveness, NodeComputingWithoutCallsIsNotReported) {
+  for (const std::string setting : {"-n 8", "-n 4 SQUALL_PROGRESS_THREAD=0"}) {
+    const std::string nodes = setting.substr(0, 4), env = setting.size() > 4 ? setting.substr(5) : "";
+    const auto o = run("SQUALL_LIVENESS_S=2 " + env + " " + squallrun + " " + nodes + " " + scenarios + " compute 1 5");
+    EXPECT_EQ(o.status, 0) << setting << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, "has not answered"), 0) << setting << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, "computed"), 1) << setting << "\n" << o.output;
+  }
 }
 
 TEST(LostNode, NodeExitingWithoutFinalizeIsLost) {
@@ -81,7 +194,8 @@ TEST(Launcher, BadFlagsAreRejected) {
 TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
   for (const std::string env : {"SQUALL_AGGREGATION=abc", "SQUALL_AGGREGATION=0", "SQUALL_SPIN_US=-3",
                                  "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2", "SQUALL_QUIET_POLLS=-1",
-                                 "SQUALL_LOCK_BIAS=on2", "SQUALL_MAILBOX_DEMOTE=2", "SQUALL_BIND=maybe"}) {
+                                 "SQUALL_LOCK_BIAS=on2", "SQUALL_MAILBOX_DEMOTE=2", "SQUALL_BIND=maybe",
+                                 "SQUALL_LIVENESS_S=-1"}) {
     const auto o = run(env + " " + squallrun + " -n 2 " + scenarios + " stats");
     EXPECT_NE(o.status, 0) << env;
     const std::string var = env.substr(0, env.find('='));

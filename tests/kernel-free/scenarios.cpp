@@ -5,9 +5,14 @@
 //   mismatch          node 0 calls barrier while the others call broadcast
 //   handler-waits     a handler calls am::call
 //   stats             exchanges a few messages and finalizes (run with SQUALL_STATS=1)
+//   show-pids         every node prints "node K pid P up" and then waits in barriers (the
+//                     test kills a node, or the launcher)
+//   stop-node K       node K stops itself (SIGSTOP) while the others wait in a barrier
+//   compute K S       node K computes for S seconds without a Squall call, then the job ends
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +65,24 @@ int main(int argc, char** argv) {
   } else if (mode == "handler-waits") {
     if (me == 0) am::send<on_waits>(1);
     for (;;) squall::barrier();
+  } else if (mode == "show-pids") {
+    std::printf("node %d pid %d up\n", me, static_cast<int>(getpid()));
+    std::fflush(stdout);
+    for (;;) squall::barrier();
+  } else if (mode == "stop-node") {
+    if (me == victim) raise(SIGSTOP);
+    for (;;) squall::barrier();
+  } else if (mode == "compute") {
+    const int seconds = argc > 3 ? std::atoi(argv[3]) : 5;
+    if (me == victim) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+      volatile unsigned long sum = 0;
+      while (std::chrono::steady_clock::now() < until) {
+        for (int i = 0; i < 100000; ++i) sum = sum + static_cast<unsigned long>(i);
+      }
+    }
+    squall::barrier();
+    if (me == 0) std::printf("computed\n");
   } else if (mode == "stats") {
     for (int d = 0; d < squall::nodes(); ++d) am::send<on_hello>(d, me);
     squall::fence();

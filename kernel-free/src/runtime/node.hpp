@@ -1,6 +1,8 @@
 // The state of this node's runtime between init and finalize, and the checks every API
 // call makes before touching it.
 #pragma once
+#include <sys/types.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -29,6 +31,7 @@ struct settings {
   bool mailbox_demote = true;      // SQUALL_MAILBOX_DEMOTE (transport/shm/mailbox.hpp)
   bool bind = false;               // SQUALL_BIND (runtime/binding.hpp)
   bool stats = false;              // SQUALL_STATS
+  int liveness_s = 30;             // SQUALL_LIVENESS_S (runtime/watchdog.cpp); 0: off
 };
 
 struct node_runtime {
@@ -54,6 +57,10 @@ struct node_runtime {
   std::atomic<int> compute{away};
   std::atomic<int> waiters{0};
   std::atomic<std::uint64_t> waits_entered{0};
+  // Watches the launcher and the other nodes (watchdog.cpp); none in a job of its own.
+  pid_t launcher = 0;  // the parent process that started this node
+  std::thread watchdog;
+  int watchdog_stop_fd = -1;
 
   shm::node_control& control() const { return job.control(me); }
   // Ends the process with a message if the job lost a node.
@@ -80,6 +87,11 @@ void close_transports(node_runtime& nd);
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
 void start_progress_thread(node_runtime& nd);
 void stop_progress_thread(node_runtime& nd);
+
+// The watchdog thread (watchdog.cpp): a lost launcher ends the node; a peer whose process
+// ended (under a PMIx launcher) or that stopped showing life ends the job.
+void start_watchdog(node_runtime& nd);
+void stop_watchdog(node_runtime& nd);
 
 // Runs f with the node lock held.
 template <class F>

@@ -49,6 +49,7 @@ settings read_settings(int local_nodes) {
   s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
   s.stats = env_bool("SQUALL_STATS", false);
+  s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
   return s;
 }
 
@@ -80,10 +81,13 @@ shm::job_area attach_job(int& me, int& n) {
 }
 
 // A program that exits without finalize (exit() in the middle, or returning from main):
-// stop the progress thread before static destructors run under its feet. squallrun
-// reports the node as lost, since it never finalized.
+// stop the runtime's threads before static destructors run under their feet. squallrun
+// (or, under a PMIx launcher, the other nodes' watchdogs) reports the node as lost, since
+// it never finalized.
 void stop_at_exit() {
-  if (current_phase.load() == phase::running) stop_progress_thread(*the_node);
+  if (current_phase.load() != phase::running) return;
+  stop_watchdog(*the_node);
+  stop_progress_thread(*the_node);
 }
 
 }  // namespace
@@ -153,6 +157,10 @@ void init(int*, char***) {
   current_phase.store(phase::running);
   running_node.store(nd, std::memory_order_release);
   start_progress_thread(*nd);
+  if (started_by_squallrun() || nd->pmix) {
+    nd->launcher = getppid();
+    start_watchdog(*nd);
+  }
   static const bool registered = std::atexit(stop_at_exit) == 0;
   if (!registered) warn("could not register the exit hook; exiting without finalize may crash");
   barrier();
@@ -167,6 +175,7 @@ void finalize() {
   stop_progress_thread(nd);
   am::engine::claim_stage(false);
   nd.control().state.store(shm::finalized);
+  stop_watchdog(nd);  // after `finalized`: until then it shows this node alive
   running_node.store(nullptr, std::memory_order_release);
   current_phase.store(phase::finalized);
   // The node's memory stays mapped: a slower node may still write into our rings.

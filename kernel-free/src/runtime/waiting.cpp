@@ -154,9 +154,10 @@ void progress_loop(node_runtime& nd) {
 
 void node_runtime::check_abort() const {
   const auto& h = job.header();
-  if (h.abort.load(std::memory_order_relaxed) == 0) return;
+  if (h.abort.load(std::memory_order_relaxed) == shm::not_aborted) return;
   static std::atomic<bool> reported{false};
   if (!reported.exchange(true)) {
+    if (h.abort.load() == shm::node_unresponsive) fatal("node %d %s; exiting", h.lost_node.load(), h.reason);
     fatal("node %d was lost (%s); exiting", h.lost_node.load(), h.reason);
   }
   for (;;) pause();  // another thread is reporting and exiting

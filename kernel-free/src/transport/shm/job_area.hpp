@@ -15,7 +15,7 @@
 namespace squall::shm {
 
 constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
-constexpr std::uint32_t job_version = 3;
+constexpr std::uint32_t job_version = 4;
 
 struct alignas(64) job_header {
   std::uint64_t magic;
@@ -23,10 +23,12 @@ struct alignas(64) job_header {
   std::uint32_t nodes;
   std::uint32_t local_nodes;  // on this host: they have rings
   std::uint64_t ring_bytes;
-  std::atomic<std::uint32_t> abort;    // set (after reason) when a node is lost
+  std::atomic<std::uint32_t> abort;    // an abort_kind, set (after reason) when a node is lost
   std::atomic<std::int32_t> lost_node;
   char reason[200];                     // e.g. "killed by signal 9"
 };
+
+enum abort_kind : std::uint32_t { not_aborted = 0, node_lost = 1, node_unresponsive = 2 };
 
 enum node_state : std::uint32_t { not_started = 0, running = 1, finalized = 2 };
 
@@ -43,6 +45,8 @@ struct alignas(64) node_control {
   // 1 once the node sleeps only after a heavy fence (common/process_fence.hpp): its
   // senders may then publish with a light one.
   std::atomic<std::uint32_t> light_fences;
+  // Bumped by the node's watchdog thread while the process runs (runtime/watchdog.cpp).
+  std::atomic<std::uint32_t> heartbeat;
 };
 
 class job_area {
@@ -76,8 +80,8 @@ class job_area {
   int nodes() const { return static_cast<int>(header().nodes); }
   std::size_t ring_bytes() const { return header().ring_bytes; }
 
-  // Marks the job aborted because `node` was lost, and wakes every node.
-  void abort(int node, const char* reason) const;
+  // Marks the job aborted because `node` was lost (or stopped answering), and wakes every node.
+  void abort(int node, const char* reason, abort_kind kind = node_lost) const;
 
  private:
   void* base_ = nullptr;

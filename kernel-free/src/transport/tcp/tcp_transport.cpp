@@ -45,6 +45,7 @@ struct tcp_transport::connection {
   bool watching_out = false;       // EPOLLOUT armed
   std::atomic<bool> watching_out_hint{false};  // the same, readable without out_mu
   bool failed = false;
+  std::uint64_t frames_out = 0, frames_out_seen = 0;  // say_alive: did the link carry anything
   // Reading: the I/O thread, or a thread of the node polling while it waits (read_mu).
   std::mutex read_mu;
   std::vector<std::byte> in;
@@ -53,6 +54,7 @@ struct tcp_transport::connection {
   std::mutex in_mu;
   std::deque<std::vector<std::byte>> arrived;
   std::atomic<bool> said_goodbye{false}, ended{false};
+  std::atomic<std::uint64_t> heard{0};  // reads that brought bytes (under read_mu)
 
   std::size_t unsent() const { return pending.size() - pending_from; }
 };
@@ -116,6 +118,7 @@ bool tcp_transport::append_frame(connection& c, std::uint32_t kind, std::span<co
     return false;
   }
   const frame_header h{static_cast<std::uint32_t>(head.size() + body_size), kind};
+  ++c.frames_out;
   const std::size_t total = sizeof h + head.size() + body_size;
   count(frames_sent);
   count(bytes_sent, total);
@@ -305,6 +308,7 @@ std::size_t tcp_transport::drain_socket(connection& c) {
     // A short read emptied the socket: asking again would only cost a system call that says
     // EAGAIN (half the receive calls of a ping-pong); later data is seen by the next poll.
     more = static_cast<std::size_t>(r) == room;
+    c.heard.store(c.heard.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     c.in_len += static_cast<std::size_t>(r);
     count(bytes_received, static_cast<std::uint64_t>(r));
     std::size_t at = 0;
@@ -318,7 +322,7 @@ std::size_t tcp_transport::drain_socket(connection& c) {
       count(frames_received);
       if (h.kind == kind_goodbye) {
         c.said_goodbye.store(true);
-      } else {
+      } else if (h.kind == kind_packet) {
         std::lock_guard g(c.in_mu);
         c.arrived.emplace_back(body.begin(), body.end());
         queued_.fetch_add(1, std::memory_order_seq_cst);
@@ -376,6 +380,24 @@ void tcp_transport::io_loop() {
       if (events[i].events & EPOLLOUT) write_pending(c);
       if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_available(c);
     }
+  }
+}
+
+std::uint64_t tcp_transport::frames_heard(int node) const {
+  return conns_[node]->heard.load(std::memory_order_relaxed);
+}
+
+bool tcp_transport::in_use(int node) const {
+  const connection& c = *conns_[node];
+  return !c.said_goodbye.load() && !c.ended.load();
+}
+
+void tcp_transport::say_alive() {
+  for (auto& c : conns_) {
+    if (!c) continue;
+    std::lock_guard g(c->out_mu);
+    if (c->frames_out == c->frames_out_seen) append_frame(*c, kind_heartbeat, {}, {}, 0, nullptr);
+    c->frames_out_seen = c->frames_out;
   }
 }
 

@@ -5,7 +5,8 @@
 // source, and wakes this node (through the doorbell, which costs nothing when a thread of
 // the node is polling). A thread that spins in a wait reads the sockets itself, and the
 // I/O thread then stays out of epoll_wait: on this VM a wake-up costs more than the hop. Lost peers: end of stream or a socket error before the peer said
-// goodbye; keepalive and a user timeout notice a vanished host within seconds.
+// goodbye; keepalive and a user timeout notice a vanished host within seconds, and heartbeat
+// frames on idle links let the watchdog notice a peer whose process stopped.
 #pragma once
 #include <atomic>
 #include <deque>
@@ -47,6 +48,13 @@ class tcp_transport final : public transport {
   // A thread of the node is about to sleep: the I/O thread must watch the sockets now.
   void node_sleeps() override;
   bool reaches(int node) const { return node < static_cast<int>(conns_.size()) && conns_[node] != nullptr; }
+
+  // Liveness (runtime/watchdog.cpp), off the message path: a count that grows while `node`
+  // sends anything, whether its link is still in use (no goodbye, no failure), and a
+  // heartbeat frame on every link that carried nothing since the last call.
+  std::uint64_t frames_heard(int node) const;
+  bool in_use(int node) const;
+  void say_alive();
 
   // Orderly end (at finalize): says goodbye on every connection and waits, at most
   // timeout_ns, for every peer's goodbye, so that no peer reads a reset before our data.
