@@ -8,14 +8,15 @@
 #include <cstdint>
 #include <map>
 
+#include "call_order.hpp"
 #include "counters.hpp"
 
 namespace squall::chaos {
 namespace {
 
-// What has arrived for each exchange (keyed by its sequence number: a fast node's next
-// exchange may deliver before this one ends). Touched only under the node lock: by the
-// handler, and by the wait predicate that takes a finished exchange's messages out.
+// What has arrived for each exchange (keyed by its executor call number, call_order.hpp:
+// a fast node's next exchange may deliver before this one ends). Touched only under the
+// node lock: by the handler, and by the wait predicates.
 struct arrivals {
   std::vector<std::vector<std::byte>> from;  // by source node
   int count = 0;
@@ -24,9 +25,9 @@ std::map<std::uint64_t, arrivals>& inbox() {
   static auto* box = new std::map<std::uint64_t, arrivals>;  // never destroyed: handlers may run at exit
   return *box;
 }
-std::uint64_t exchanges_begun = 0;
 
 void on_exchange(am::token& t, std::uint64_t seq, am::payload bytes) {
+  detail::check_arrival(t.source(), seq, {detail::call_kind::exchange, 0});
   arrivals& a = inbox()[seq];
   if (a.from.empty()) a.from.resize(static_cast<std::size_t>(squall::nodes()));
   a.from[static_cast<std::size_t>(t.source())].assign(bytes.begin(), bytes.end());
@@ -65,7 +66,7 @@ exchange_handle exchange_begin(std::vector<std::vector<std::byte>> outgoing) {
                       "), got " + std::to_string(outgoing.size()));
   }
   auto s = std::make_unique<exchange_handle::state>();
-  s->seq = exchanges_begun++;
+  s->seq = detail::begin_call({detail::call_kind::exchange, 0});
   s->outgoing = std::move(outgoing);
   // How many messages each node is to receive (self-copies are not messages).
   std::vector<std::int64_t> expected(static_cast<std::size_t>(n), 0);
@@ -93,16 +94,27 @@ std::vector<std::vector<std::byte>> exchange_handle::end() {
   const std::unique_ptr<state> s = std::move(s_);
   const int n = squall::nodes(), me = squall::node();
   std::vector<std::vector<std::byte>> incoming(static_cast<std::size_t>(n));
-  am::wait_until([&] {
-    auto it = inbox().find(s->seq);
-    const int have = it == inbox().end() ? 0 : it->second.count;
-    if (have < s->want) return false;
-    if (it != inbox().end()) {
-      incoming = std::move(it->second.from);
-      inbox().erase(it);
-    }
-    return true;
-  });
+  detail::wait_for_call(
+      s->seq,
+      [&] {
+        auto it = inbox().find(s->seq);
+        const int have = it == inbox().end() ? 0 : it->second.count;
+        if (have < s->want) return false;
+        if (it != inbox().end()) {
+          incoming = std::move(it->second.from);
+          inbox().erase(it);
+        }
+        return true;
+      },
+      [&] {  // who sends here is not known, only how many: every node not heard from
+        std::vector<int> silent;
+        auto it = inbox().find(s->seq);
+        for (int p = 0; p < n; ++p) {
+          if (p != me && (it == inbox().end() || it->second.from[static_cast<std::size_t>(p)].empty())) silent.push_back(p);
+        }
+        return silent;
+      });
+  detail::end_call(s->seq);
   incoming.resize(static_cast<std::size_t>(n));
   incoming[me] = std::move(s->outgoing[me]);
   for (auto& h : s->large) h.wait_local();

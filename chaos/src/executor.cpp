@@ -1,9 +1,9 @@
 // The executor: runs a communication pattern, one message per communicating pair.
 //
-// Each pattern has a channel on every node, named by the pattern's id. Executions of one
-// pattern are numbered in call order (the same on every node), so a message names its
-// execution. A message that arrives before its execution has begun here is kept until it
-// has; one for a begun execution is unpacked by the handler straight into the user's array.
+// Executions are numbered with the node's other executor calls (call_order.hpp), the same
+// on every node, so a message names its execution (and its kind and pattern, checked). A
+// message that arrives before its execution has begun here is kept until it has; one for a
+// begun execution is unpacked by the handler straight into the user's array.
 #include <squall/am.hpp>
 #include <squall/runtime.hpp>
 
@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "call_order.hpp"
 #include "counters.hpp"
 #include "pattern.hpp"
 
@@ -25,6 +26,7 @@ class pending {
   std::uint64_t seq = 0;
   int expected = 0;               // messages to receive
   std::atomic<int> arrived{0};    // messages received and unpacked (or kept, for scatter_op)
+  std::vector<char> got;          // by peer index: its message arrived
   // scatter_op combines ghosts into owners in node order: a message is combined when it is
   // the next in that order, else kept here (by peer) until its turn.
   std::vector<std::vector<std::byte>> to_combine;
@@ -42,17 +44,16 @@ struct early_message {
   std::vector<std::byte> bytes;
 };
 
-struct channel {
-  std::uint64_t executions_begun = 0;
-  std::map<std::uint64_t, pending*> running;                      // by execution number
-  std::map<std::uint64_t, std::vector<early_message>> early;      // by execution number
+struct executions {
+  std::map<std::uint64_t, pending*> running;                  // by call number
+  std::map<std::uint64_t, std::vector<early_message>> early;  // by call number
 };
 
-// Channels by pattern id. The mutex orders the handler (under the node lock) against begin
-// and end on the program's thread.
-std::mutex channels_mutex;
-std::map<std::uint64_t, channel>& channels() {
-  static auto* c = new std::map<std::uint64_t, channel>;  // never destroyed: handlers may run at exit
+// The mutex orders the handler (under the node lock) against begin and end on the
+// program's thread.
+std::mutex executions_mutex;
+executions& current() {
+  static auto* c = new executions;  // never destroyed: handlers may run at exit
   return *c;
 }
 std::uint64_t patterns_built = 0;
@@ -115,13 +116,15 @@ void deliver(pending& e, int source, std::size_t elem_size, std::size_t type_has
   } else {
     a.to.unpack(a.to.data, where.data(), bytes, where.size());
   }
+  e.got[static_cast<std::size_t>(q - e.pat->peers.data())] = 1;
   e.arrived.fetch_add(1, std::memory_order_release);
 }
 
-void on_elements(am::token& t, std::uint64_t id, std::uint64_t seq, std::uint64_t elem_size,
+void on_elements(am::token& t, std::uint32_t kind, std::uint64_t id, std::uint64_t seq, std::uint64_t elem_size,
                  std::uint64_t type_hash, am::payload bytes) {
-  std::lock_guard<std::mutex> lock(channels_mutex);
-  channel& c = channels()[id];
+  check_arrival(t.source(), seq, {static_cast<call_kind>(kind), id});
+  std::lock_guard<std::mutex> lock(executions_mutex);
+  executions& c = current();
   auto it = c.running.find(seq);
   if (it == c.running.end()) {
     c.early[seq].push_back({t.source(), elem_size, type_hash, {bytes.begin(), bytes.end()}});
@@ -160,11 +163,6 @@ std::shared_ptr<pattern> pattern::make() {
   return p;
 }
 
-pattern::~pattern() {
-  std::lock_guard<std::mutex> lock(channels_mutex);
-  channels().erase(id);
-}
-
 pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays arrays) {
   const bool reverse = arrays.reverse;
   if (arrays.from.elem_size != arrays.to.elem_size) throw usage_error("chaos: source and destination arrays hold different element types");
@@ -177,16 +175,17 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
   const execution_arrays& a = e->arrays;
   const std::size_t size = a.from.elem_size;
   for (const auto& q : p->peers) e->expected += !landing(q, reverse).empty();
+  e->got.assign(p->peers.size(), 0);
   if (a.op) {
     e->to_combine.resize(p->peers.size());
     e->next_to_combine = next_sender(*e, 0);
   }
 
+  const call_desc call{a.kind, p->id};
+  e->seq = begin_call(call);
   {
-    std::lock_guard<std::mutex> lock(channels_mutex);
-    channel& c = channels()[p->id];
-    e->seq = c.executions_begun++;
-    c.running[e->seq] = e.get();
+    std::lock_guard<std::mutex> lock(executions_mutex);
+    current().running[e->seq] = e.get();
   }
 
   for (const auto& [from, to] : p->local) {
@@ -201,12 +200,12 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
     if (bytes <= am::max_payload()) {
       // Packed straight into the outgoing packet: no buffer of our own to copy from.
       am::send_written<on_elements>(
-          q.node, bytes, [&](std::byte* out) { a.from.pack(out, a.from.data, take.data(), take.size()); }, p->id,
-          e->seq, std::uint64_t{size}, std::uint64_t{a.from.type_hash});
+          q.node, bytes, [&](std::byte* out) { a.from.pack(out, a.from.data, take.data(), take.size()); },
+          static_cast<std::uint32_t>(call.kind), p->id, e->seq, std::uint64_t{size}, std::uint64_t{a.from.type_hash});
     } else {
       std::vector<std::byte>& buf = e->large.emplace_back(bytes);
       a.from.pack(buf.data(), a.from.data, take.data(), take.size());
-      e->bulks.push_back(am::bulk_send<on_elements>(q.node, p->id, e->seq, std::uint64_t{size},
+      e->bulks.push_back(am::bulk_send<on_elements>(q.node, static_cast<std::uint32_t>(call.kind), p->id, e->seq, std::uint64_t{size},
                                                     std::uint64_t{a.from.type_hash}, am::payload(buf)));
     }
   }
@@ -215,8 +214,8 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
   // left (no peer waits for our unpacking), and under the lock like every other delivery
   // into this execution: the handler may deliver its next message meanwhile, on another thread.
   {
-    std::lock_guard<std::mutex> lock(channels_mutex);
-    channel& c = channels()[p->id];
+    std::lock_guard<std::mutex> lock(executions_mutex);
+    executions& c = current();
     if (auto it = c.early.find(e->seq); it != c.early.end()) {
       for (const auto& m : it->second) deliver(*e, m.source, m.elem_size, m.type_hash, m.bytes.data(), m.bytes.size());
       c.early.erase(it);
@@ -229,11 +228,23 @@ void end(pending* ended) {
   if (ended == nullptr) return;
   const std::unique_ptr<pending> e(ended);
   if (e->arrived.load(std::memory_order_acquire) < e->expected) {
-    am::wait_until([&] { return e->arrived.load(std::memory_order_acquire) >= e->expected; });
+    wait_for_call(
+        e->seq, [&] { return e->arrived.load(std::memory_order_acquire) >= e->expected; },
+        [&] {
+          std::vector<int> silent;
+          std::lock_guard<std::mutex> lock(executions_mutex);
+          for (std::size_t k = 0; k < e->got.size(); ++k) {
+            if (e->got[k] == 0 && !landing(e->pat->peers[k], e->arrays.reverse).empty()) {
+              silent.push_back(e->pat->peers[k].node);
+            }
+          }
+          return silent;
+        });
   }
+  end_call(e->seq);
   {
-    std::lock_guard<std::mutex> lock(channels_mutex);
-    channels()[e->pat->id].running.erase(e->seq);
+    std::lock_guard<std::mutex> lock(executions_mutex);
+    current().running.erase(e->seq);
   }
   for (auto& b : e->bulks) b.wait_local();
   count_elements(e->elements_sent);

@@ -8,6 +8,8 @@
 
 #include <squall/chaos/schedule.hpp>
 
+#include "call_order.hpp"
+
 namespace squall::chaos::detail {
 
 struct peer_lists {
@@ -24,9 +26,7 @@ struct pattern {
   index highest_send = -1, highest_recv = -1;  // bounds checks for the arrays given
 
   void finish_bounds();
-  // Registers the pattern for the message handler; unregisters when destroyed.
-  static std::shared_ptr<pattern> make();
-  ~pattern();
+  static std::shared_ptr<pattern> make();  // with the next id
 };
 
 // The id the next collectively built pattern gets.
@@ -36,6 +36,7 @@ struct execution_arrays {
   array_ref from, to;  // gather: both the data array; remap: in and out
   combine_fn op;       // scatter_op only
   bool reverse = false;  // scatter: send the recv positions, receive into the send positions
+  call_kind kind = call_kind::remap;  // what the messages name the call
 };
 
 // Starts one execution of the pattern; end() waits for it and frees it.

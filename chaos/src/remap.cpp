@@ -62,7 +62,7 @@ void remap_plan::apply_bytes(detail::array_ref in, detail::array_ref out) const 
   if (in.type_hash != out.type_hash || in.elem_size != out.elem_size) {
     throw usage_error("chaos::remap_plan::apply: the arrays hold elements of different types");
   }
-  detail::end(detail::begin_pattern(s_->pat, {in, out, nullptr, false}));
+  detail::end(detail::begin_pattern(s_->pat, {in, out, nullptr, false, detail::call_kind::remap}));
 }
 
 std::vector<index> owned_after(const translation_table& table, std::span<const int> new_owner) {

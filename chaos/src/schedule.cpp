@@ -85,7 +85,10 @@ pending* begin(const schedule& s, direction d, array_ref a, combine_fn op) {
     throw usage_error("chaos: the data array holds " + std::to_string(a.count) + " elements; the schedule needs " +
                       std::to_string(st.ghost_end) + " (local_size() owned, then the ghost area up to ghost_end())");
   }
-  execution_arrays arrays{a, a, std::move(op), d != direction::gather};
+  const call_kind kind = d == direction::gather    ? call_kind::gather
+                         : d == direction::scatter ? call_kind::scatter
+                                                   : call_kind::scatter_op;
+  execution_arrays arrays{a, a, std::move(op), d != direction::gather, kind};
   return begin_pattern(st.pat, std::move(arrays));
 }
 

@@ -1,6 +1,12 @@
 // Programs that misuse the library on purpose, run by scenarios_test under squallrun:
 //   type-mismatch   node 0 gathers doubles over a schedule the others gather int64s over
 //   same-type       the same gather with int64s everywhere (the control: must succeed)
+//   skip-gather     node 1 skips a gather the others make (they then meet in a barrier)
+//   add-scatter     node 1 makes a scatter before the gather every node makes
+//   scatter-for-gather  node 0 calls scatter_op_begin/end where the others call gather
+//   append-for-gather   node 0 calls scatter_append where the others call gather
+//   same-calls      gathers, scatters, a scatter_append and split-phase forms everywhere
+//                   (the control of the four above: must succeed)
 // Prints "scenario finished" on every node that gets to the end.
 #include <cstdint>
 #include <cstdio>
@@ -25,14 +31,42 @@ int main(int argc, char** argv) {
   for (chaos::index k = 0; k < 100; ++k) refs.push_back(next_first + k);
   const auto s = chaos::inspect(table, {std::span<chaos::index>(refs)});
 
-  if (mode == "type-mismatch" && me == 0) {
-    std::vector<double> data(static_cast<std::size_t>(s.ghost_end()), 1.0);
-    chaos::gather(s, std::span<double>(data));
+  std::vector<std::int64_t> data(static_cast<std::size_t>(s.ghost_end()), 1);
+  const std::span<std::int64_t> all(data);
+  if (mode == "skip-gather") {
+    if (me != 1) chaos::gather(s, all);
+  } else if (mode == "add-scatter") {
+    if (me == 1) chaos::scatter(s, all);
+    chaos::gather(s, all);
+  } else if (mode == "scatter-for-gather") {
+    if (me == 0) {
+      chaos::scatter_op_begin(s, all).end();
+    } else {
+      chaos::gather(s, all);
+    }
+  } else if (mode == "append-for-gather") {
+    if (me == 0) {
+      const std::vector<int> dest{1};
+      chaos::scatter_append(std::span<const std::int64_t>(data.data(), 1), std::span<const int>(dest));
+    } else {
+      chaos::gather(s, all);
+    }
+  } else if (mode == "same-calls") {
+    chaos::gather(s, all);
+    chaos::scatter_op_begin(s, all).end();
+    const std::vector<int> dest{(me + 1) % n};
+    chaos::scatter_append(std::span<const std::int64_t>(data.data(), 1), std::span<const int>(dest));
+    auto g = chaos::gather_begin(s, all);
+    squall::barrier();
+    g.end();
+    chaos::scatter(s, all);
+  } else if (mode == "type-mismatch" && me == 0) {
+    std::vector<double> doubles(static_cast<std::size_t>(s.ghost_end()), 1.0);
+    chaos::gather(s, std::span<double>(doubles));
   } else if (mode == "type-mismatch" || mode == "same-type") {
-    std::vector<std::int64_t> data(static_cast<std::size_t>(s.ghost_end()), 1);
-    chaos::gather(s, std::span<std::int64_t>(data));
+    chaos::gather(s, all);
   } else {
-    std::fprintf(stderr, "usage: chaos_scenarios type-mismatch|same-type\n");
+    std::fprintf(stderr, "usage: chaos_scenarios MODE (see scenarios.cpp)\n");
     return 2;
   }
   squall::barrier();

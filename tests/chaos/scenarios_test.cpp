@@ -8,9 +8,11 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace {
 
+using squall::test::count_of;
 using squall::test::run;
 
 std::string job(int nodes, const std::string& scenario) {
@@ -31,6 +33,48 @@ TEST(Scenarios, DifferentElementTypesOnDifferentNodesAreNamed) {
     EXPECT_NE(o.output.find("element type"), std::string::npos) << o.output;
     EXPECT_EQ(o.output.find("scenario finished"), std::string::npos) << o.output;
   }
+}
+
+// A node that skips, adds or swaps an executor call ends the job within seconds (not a
+// hang), with a message naming both nodes' calls.
+struct out_of_step {
+  std::string scenario;
+  std::vector<std::string> named;  // what the message must say
+};
+
+void expect_named_mismatch(const out_of_step& c) {
+  for (const int nodes : {2, 4}) {
+    const auto o = run(job(nodes, c.scenario), 30);
+    EXPECT_NE(o.status, 0) << c.scenario << " on " << nodes << " nodes:\n" << o.output;
+    EXPECT_LT(o.seconds, 10) << c.scenario << " on " << nodes << " nodes:\n" << o.output;
+    EXPECT_NE(o.output.find("executor calls out of step"), std::string::npos) << c.scenario << ":\n" << o.output;
+    for (const auto& w : c.named) EXPECT_NE(o.output.find(w), std::string::npos) << w << " in " << c.scenario << ":\n" << o.output;
+    EXPECT_EQ(o.output.find("scenario finished"), std::string::npos) << o.output;
+  }
+}
+
+TEST(Scenarios, SameExecutorCallsEverywhereSucceed) {
+  for (const int nodes : {2, 4}) {
+    const auto o = run(job(nodes, "same-calls"));
+    EXPECT_EQ(o.status, 0) << o.output;
+    EXPECT_EQ(count_of(o.output, "scenario finished"), nodes) << o.output;
+  }
+}
+
+TEST(Scenarios, ANodeThatSkipsAGatherIsNamed) {
+  expect_named_mismatch({"skip-gather", {"is gather (schedule", "waits for node 1", "a barrier"}});
+}
+
+TEST(Scenarios, ANodeThatAddsAScatterIsNamed) {
+  expect_named_mismatch({"add-scatter", {"gather (schedule", " scatter (schedule"}});
+}
+
+TEST(Scenarios, ScatterWhereOthersGatherIsNamed) {
+  expect_named_mismatch({"scatter-for-gather", {"gather (schedule", "scatter_op (schedule"}});
+}
+
+TEST(Scenarios, ScatterAppendWhereOthersGatherIsNamed) {
+  expect_named_mismatch({"append-for-gather", {"gather (schedule", "scatter_append"}});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -13,10 +14,31 @@ namespace am = squall::am;
 
 namespace {
 
+// ---- barrier: a node that has left barrier k tells every node so; the receiver must
+// already have entered barrier k (no node leaves one before every node entered it).
+std::atomic<int> entered_phase{-1};
+std::atomic<int> left_too_early{0};
+void on_left_phase(am::token&, std::int32_t phase) {
+  if (entered_phase.load() < phase) left_too_early.fetch_add(1);
+}
+
 TEST(Collectives, BarrierOrdersPhases) {
-  // Each node writes its phase number into every node; after a barrier all have moved on.
-  for (int phase = 0; phase < 50; ++phase) squall::barrier();
-  SUCCEED();
+  const int n = squall::nodes(), me = squall::node();
+  squall::barrier();
+  for (int phase = 0; phase < 50; ++phase) {
+    if (phase % n == me) {
+      // This phase's laggard: handles messages for 2 ms before entering, so that a "left"
+      // message sent by a node that did not wait for it would be seen now.
+      const std::int64_t until = am::clock_ns() + 2'000'000;
+      while (am::clock_ns() < until) am::poll();
+    }
+    entered_phase.store(phase);
+    squall::barrier();
+    for (int d = 0; d < n; ++d) am::send<on_left_phase>(d, std::int32_t{phase});
+    am::flush();
+  }
+  squall::fence();  // every "left" message handled
+  EXPECT_EQ(squall::allreduce(left_too_early.load()), 0);
 }
 
 TEST(Collectives, BroadcastFromEveryRoot) {
@@ -124,9 +146,23 @@ TEST(Fence, WaitsForMessagesSentByHandlers) {
   am::set_aggregation(1);
 }
 
+// With nothing in flight a fence takes exactly two waves (the second confirms the first's
+// totals), each a reduction to node 0 and a broadcast back (2 (n - 1) messages in the job),
+// and sends no message of its own beyond them.
 TEST(Fence, ReturnsAtOnceWhenNothingIsInFlight) {
-  for (int i = 0; i < 20; ++i) squall::fence();
-  SUCCEED();
+  const int n = squall::nodes();
+  constexpr int fences = 20;
+  squall::fence();
+  const auto before = squall::stats::take();
+  for (int i = 0; i < fences; ++i) squall::fence();
+  const auto after = squall::stats::take();
+  std::uint64_t collective = 0, other = 0;
+  for (const auto& h : after.handlers) {
+    const std::uint64_t sent = h.sent - before.handler(h.name).sent;
+    (h.name == "squall::coll::detail::on_collective" ? collective : other) += sent;
+  }
+  EXPECT_EQ(other, 0u);
+  EXPECT_EQ(squall::allreduce(collective), std::uint64_t{fences} * 2 * 2 * static_cast<std::uint64_t>(n - 1));
 }
 
 }  // namespace

@@ -138,17 +138,32 @@ TEST(Hold, AHeldInvalidationIsAnsweredWhileTheHolderSpins) {
   if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
   auto* flag = tsm::alloc<std::uint64_t>(512, {.homes = memory::home_policy::function([](memory::block_index) { return 1; })});
   volatile std::uint64_t* f = flag;
-  for (int round = 1; round <= 20; ++round) {
-    tsm::barrier();
-    if (node() == 0) {
-      while (f[0] != static_cast<std::uint64_t>(round)) {
+  const std::uint64_t held_before = stats::take().get("tsm.invalidations_held");
+  std::uint64_t held = 0;
+  std::uint64_t round = 0;
+  // Node 1 stores within the hold (SQUALL_TSM_HOLD_US, 50 us) of node 0's read miss only
+  // when the timing falls right: shaped with a short delay, retried with others until an
+  // invalidation was held (bounded).
+  for (int batch = 0; batch < 50 && held == 0; ++batch) {
+    for (int r = 0; r < 10; ++r) {
+      ++round;
+      tsm::barrier();                 // node 0 let go of what it held
+      if (node() == 1) f[1] = round;  // node 0's copy is invalid: its next read misses
+      tsm::barrier();
+      if (node() == 0) {
+        while (f[0] != round) {
+        }
+      } else if (node() == 1) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(4 * (batch % 8));
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        f[0] = round;
       }
-    } else if (node() == 1) {
-      // Let node 0 read the old value first, most rounds.
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-      f[0] = static_cast<std::uint64_t>(round);
     }
+    tsm::barrier();
+    held = allreduce(stats::take().get("tsm.invalidations_held") - held_before);
   }
+  EXPECT_GT(held, 0u) << "no invalidation was held in " << round << " rounds";
   tsm::barrier();
   tsm::free(flag);
 }

@@ -130,15 +130,43 @@ TEST(Locks, GrantedInTheOrderAsked) {
 }
 
 // Many locks cost little: a lock per element of a large array, each taken once by each node.
+// What the lock protocol did, from this node's counters.
+struct lock_traffic {
+  std::uint64_t acquires, queued, grants_received, requests_received;
+  static lock_traffic now() {
+    const auto s = stats::take();
+    return {s.get("tsm.lock_acquires"), s.get("tsm.lock_requests_queued"),
+            s.handler("squall::tsm::{anonymous}::grant_msg").received,
+            s.handler("squall::tsm::{anonymous}::request_msg").received};
+  }
+  lock_traffic operator-(const lock_traffic& o) const {
+    return {acquires - o.acquires, queued - o.queued, grants_received - o.grants_received,
+            requests_received - o.requests_received};
+  }
+};
+
 TEST(Locks, ManyLocks) {
   constexpr std::size_t count = 100000;
+  const auto n = static_cast<std::size_t>(nodes()), me = static_cast<std::size_t>(node());
   tsm::lock_array locks(count);
-  for (std::size_t i = static_cast<std::size_t>(node()); i < count; i += 997) {
+  const lock_traffic before = lock_traffic::now();
+  tsm::barrier();  // no request arrives before its home took `before`
+  std::uint64_t mine = 0, homed_elsewhere = 0;
+  for (std::size_t i = me; i < count; i += 997) {
     locks.acquire(i);
     locks.release(i);
+    ++mine;
+    homed_elsewhere += i % n != me;
   }
   tsm::barrier();
-  SUCCEED();
+  const lock_traffic d = lock_traffic::now() - before;
+  // Each node takes its own locks (no two nodes share one): nothing waits in a queue, a
+  // lock homed elsewhere costs one request there and one grant back.
+  EXPECT_EQ(d.acquires, mine);
+  EXPECT_EQ(d.queued, 0u);
+  EXPECT_EQ(d.grants_received, homed_elsewhere);
+  const std::uint64_t requests = allreduce(d.requests_received), remote = allreduce(homed_elsewhere);
+  EXPECT_EQ(requests, remote);
 }
 
 // Lock arrays come and go: their ids are reused, so a program may make any number over time.
@@ -146,14 +174,24 @@ TEST(Locks, ArraysComeAndGo) {
   // 4100 collective creations and destructions: quick on a core per node, tens of seconds
   // once nodes outnumber cores (collectives wait through the doorbell there).
   if (nodes() > 2) GTEST_SKIP() << "run on 1 and 2 nodes: a collective per iteration";
+  const lock_traffic before = lock_traffic::now();
+  std::uint64_t mine = 0;
   for (int i = 0; i < 4100; ++i) {  // more than may exist at once
     tsm::lock_array locks(1);
     if (i % 1000 == static_cast<int>(node())) {
       locks.acquire(0);
       locks.release(0);
+      ++mine;
     }
   }
-  SUCCEED();
+  const lock_traffic d = lock_traffic::now() - before;
+  EXPECT_EQ(mine, 5u);  // i = node, 1000 + node, ... 4000 + node
+  EXPECT_EQ(d.acquires, mine);
+  EXPECT_EQ(d.queued, 0u);
+  EXPECT_EQ(d.grants_received, node() == 0 ? 0u : mine);  // lock 0 lives at node 0
+  // Node 0's own requests need no message.
+  const std::uint64_t requests = allreduce(d.requests_received), remote = allreduce(node() == 0 ? 0 : mine);
+  EXPECT_EQ(requests, remote);
 }
 
 TEST(BadInput, IsReportedClearly) {

@@ -2,6 +2,7 @@
 // order; a node that calls a different one is reported (not hung).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <span>
@@ -35,6 +36,14 @@ namespace detail {
 // Combines `count` elements of `in` into `inout` (both byte images of T[count]).
 using combine_fn = std::function<void(std::byte* inout, const std::byte* in, std::size_t count)>;
 void broadcast_bytes(void* data, std::size_t bytes, int root);
+// How many collectives this node has begun (finalize's included) and the kind of the last
+// ("none" before any). Safe from handlers: a layer with operations of its own that every
+// node calls in program order (CHAOS) uses it to tell whether a node has gone past one.
+struct collective_position {
+  std::uint64_t begun;
+  const char* last;
+};
+collective_position collectives_position();
 void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t elem_size,
                   const combine_fn& combine, int root, bool all);
 

@@ -1,6 +1,9 @@
 #include "collectives/inbox.hpp"
 
+#include <squall/collectives.hpp>
+
 #include <algorithm>
+#include <atomic>
 
 #include "common/log.hpp"
 #include "runtime/node.hpp"
@@ -18,7 +21,9 @@ struct message {
 // Guarded by the node lock (the handler below runs under it; receive() takes it). Never
 // destroyed: the progress thread may run a handler while an exiting process destroys statics.
 auto& inbox = *new std::map<std::uint64_t, std::vector<message>>;
-std::uint64_t next_seq = 0;  // touched only by the thread calling collectives
+// Written only by the thread calling collectives; read by handlers too (collectives_position).
+std::atomic<std::uint64_t> next_seq{0};
+std::atomic<kind> last_kind{kind::barrier};
 
 }  // namespace
 }  // namespace squall::coll
@@ -44,7 +49,10 @@ const char* kind_name(kind k) {
   return "unknown collective";
 }
 
-operation::operation(kind k) : kind_(k), seq_(next_seq++) {}
+operation::operation(kind k) : kind_(k), seq_(next_seq.load()) {
+  last_kind.store(k);
+  next_seq.store(seq_ + 1);
+}
 
 operation::~operation() {
   for (auto& b : bulk_) b.wait_local();
@@ -93,3 +101,10 @@ std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
 }
 
 }  // namespace squall::coll
+
+namespace squall::detail {
+collective_position collectives_position() {
+  const std::uint64_t begun = coll::next_seq.load();
+  return {begun, begun == 0 ? "none" : coll::kind_name(coll::last_kind.load())};
+}
+}  // namespace squall::detail
