@@ -238,7 +238,7 @@ void* squall_parmacs_malloc(size_t bytes, long home) {
     // beyond the last node.
     return home < 0 ? tsm::malloc(bytes) : tsm::malloc(bytes, static_cast<int>(home % squall::nodes()));
   } catch (const std::exception& e) {
-    fail("G_MALLOC: %s", e.what());
+    fail("G_MALLOC or NU_MALLOC: %s", e.what());
   }
 }
 

@@ -1,8 +1,8 @@
 /* Every PARMACS macro, and what SPLASH-2 programs rely on, checked from 1 to 8 nodes:
  *   macros -p P [-stdin] [-lines K]       all checks; prints "macros: ok" at the end
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,
- *                                         pause-deadlock, create, uninit, malloc), which must
- *                                         end the job
+ *                                         pause-deadlock, create, uninit, malloc, malloc-wrap),
+ *                                         which must end the job
  * Macros appear with and without a trailing semicolon on purpose; the LOCK in this
  * comment is expanded by m4 too, harmlessly. */
 #include <stdio.h>
@@ -138,6 +138,7 @@ static void misuse(const char *what) {
   if (strcmp(what, "unlock") == 0) UNLOCK(Global->counter_lock)
   if (strcmp(what, "uninit") == 0) LOCK(*stray)
   if (strcmp(what, "malloc") == 0) G_MALLOC((size_t) 1 << 40);
+  if (strcmp(what, "malloc-wrap") == 0) G_MALLOC((size_t) -1);
   if (strcmp(what, "create") == 0) CREATE(Work, 64)
   if (strcmp(what, "barrier-count") == 0) BARRIER(Global->counted, P + 1)
   printf("macros: misuse '%s' was not reported\n", what);

@@ -69,6 +69,7 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
       {"unlock", 2, "UNLOCK of a lock this process does not hold"},
       {"uninit", 2, "LOCK: the lock was not initialised by LOCKINIT"},
       {"malloc", 2, "no room for 1099511627776 bytes in the shared heap"},
+      {"malloc-wrap", 2, "G_MALLOC or NU_MALLOC: squall: tsm::malloc: no room for 18446744073709551615 bytes"},
       {"create", 4, "CREATE: the program starts more workers than the 3 node(s) besides node 0"},
       {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 are running"},
       {"barrier-late", 4, "BARRIER waits for 4 processes, but only 3 are running"},
