@@ -101,6 +101,35 @@ TEST(Parmacs, APlainlyCompiledProgramWorksToo) {
   EXPECT_EQ(count_of(bad.output, "still running"), 0) << "a node hung on its way out\n" << bad.output;
 }
 
+// exit(n) in a worker's function ends the job at once with status n, as it would end a
+// threaded program, saying which node exited; so does main's exit(n) while workers run.
+// Never a hang (a worker's exit once waited for ever in a collective destructor), never a
+// crash, also when built as a plain cc would.
+TEST(Parmacs, AnExitEndsTheJobWithItsStatus) {
+  const struct {
+    const char* program;
+    const char* env;
+    const char* who;
+    int status;
+    const char* message;
+  } cases[] = {
+      {MACROS, "", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS, "SQUALL_FAULT_PATH=sigbus", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS_AS_IS, "", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS, "", "main", 4, "main (node 0) exited with status 4 while 2 worker(s) ran; the job ends"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run(std::string(c.env) + " " + SQUALLRUN + " -n 3 " + c.program + " -p 3 -exit " + c.who, 60);
+    if (count_of(r.output, "compile the program with -fPIC") > 0) continue;  // a sanitizer build refuses AS_IS
+    EXPECT_EQ(r.status, c.status) << c.program << " " << c.env << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, c.message), 1) << r.output;
+    EXPECT_EQ(count_of(r.output, "went on"), 0) << r.output;
+    EXPECT_EQ(count_of(r.output, "signal"), 0) << "a node crashed or had to be killed\n" << r.output;
+    EXPECT_LT(r.seconds, 10) << c.program << " " << c.env << " " << c.who;
+    std::printf("%s exit: %.1f s\n", c.who, r.seconds);
+  }
+}
+
 TEST(Parmacs, RunsWithoutSquallrunAsOneNode) {
   const auto r = run(std::string(MACROS) + " -p 1", 60);
   EXPECT_EQ(r.status, 0) << r.output;
