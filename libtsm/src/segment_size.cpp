@@ -31,6 +31,8 @@ void check_block_size(std::size_t block_size, const char* api) {
   }
 }
 
+std::size_t state_budget_bytes() { return host_memory_bytes() / 4; }
+
 std::size_t blocks_for(std::size_t bytes, std::size_t block_size) {
   return bytes == 0 ? 1 : bytes / block_size + (bytes % block_size != 0 ? 1 : 0);
 }
@@ -42,8 +44,7 @@ void check_segment_size(std::size_t bytes, std::size_t block_size, bool in_segme
                       std::to_string(range >> 30) + " GiB (SQUALL_SEGMENT_SPACE_GIB)");
   }
   const std::size_t blocks = blocks_for(bytes, block_size), per_block = stache::state_bytes_per_block();
-  const std::size_t budget = host_memory_bytes() / 4;
-  if (blocks > budget / per_block) {
+  if (blocks > state_budget_bytes() / per_block) {
     throw usage_error(what + ": " + std::to_string(bytes) + " bytes in blocks of " + std::to_string(block_size) +
                       " need " + std::to_string(blocks / (std::size_t{1} << 20) * per_block) +
                       " MiB of protocol state on each node, more than a quarter of this host's memory (" +

@@ -12,6 +12,9 @@ void check_block_size(std::size_t block_size, const char* api);
 // Blocks of a checked `block_size` holding `bytes` (at least one), without wrapping.
 std::size_t blocks_for(std::size_t bytes, std::size_t block_size);
 
+// The most state one TSM object may keep on each node: a quarter of this host's memory.
+std::size_t state_budget_bytes();
+
 // usage_error, starting with `what` (the API and the setting that chose the size, if any),
 // when `bytes` in blocks of `block_size` exceed the segment range (`in_segment_range`: a new
 // range is taken there, not memory the program has) or need more protocol state per node

@@ -68,6 +68,16 @@ TEST(Sizes, ProtocolStateBeyondAQuarterOfTheHostsMemoryIsRefused) {
                             "of protocol state on each node, more than a quarter of this host's memory");
 }
 
+TEST(Sizes, LockCountsBeyondMemoryAreRefusedBeforeTheyAreBuilt) {
+  for (const std::size_t count : {SIZE_MAX, SIZE_MAX - 1, std::size_t{1} << 40}) {
+    refused_in_bounded_memory([&] { tsm::lock_array locks(count); }, "lock_array(huge)",
+                              "locks need more state on each node than a quarter of this host's memory");
+  }
+  tsm::lock_array locks(4);  // and a normal one still works
+  locks.acquire(3);
+  locks.release(3);
+}
+
 TEST(Sizes, TheLargestHeapSettingIsRefusedBeforeItIsBuilt) {
   ASSERT_FALSE(tsm::initialized());
   setenv("SQUALL_TSM_HEAP_MIB", "1048576", 1);  // its largest value: 1 TiB, and the placed heap too

@@ -88,7 +88,8 @@ struct counts {
 counts counts_of(const void* p);
 
 // Locks: collective creation of `count` locks, lock i kept by node i % nodes, which hands it
-// to waiters in the order their requests arrived. Each costs a few words at its home.
+// to waiters in the order their requests arrived. Each costs a few words at its home
+// (usage_error for a count whose state would take more than a quarter of the host's memory).
 class lock_array {
  public:
   explicit lock_array(std::size_t count);  // collective
