@@ -19,6 +19,7 @@
 #include <squall/tsm.hpp>
 
 #include "env.hpp"
+#include "segment_size.hpp"
 
 namespace squall::tsm {
 namespace {
@@ -123,16 +124,21 @@ void free_msg(am::token&, std::uint32_t arena, std::uint64_t at, std::uint64_t b
   heap.arenas[arena].free->give_back(at, rounded(bytes));
 }
 
+[[noreturn]] void no_room(std::uint32_t index, std::size_t bytes) {
+  throw usage_error("tsm::malloc: no room for " + std::to_string(bytes) + " bytes in the shared heap" +
+                    (index == 0 ? "" : "'s part homed at node " + std::to_string(index - 1)) + " of " +
+                    std::to_string(heap.arenas[index].size >> 20) + " MiB (SQUALL_TSM_HEAP_MIB)");
+}
+
 void* allocate_in(std::uint32_t index, std::size_t bytes) {
   if (heap.base == nullptr) throw usage_error("tsm::malloc called before tsm::init");
   const arena& a = heap.arenas[index];
+  // Checked before rounding, which would wrap for sizes near the largest and give a block
+  // of a header only, overlapping the next allocation.
+  if (bytes > a.size - header) no_room(index, bytes);
   const std::uint64_t want = rounded(bytes) + header;
   const std::uint64_t at = am::call<allocate_msg>(0, index, want);
-  if (at == no_space) {
-    throw usage_error("tsm::malloc: no room for " + std::to_string(bytes) + " bytes in the shared heap" +
-                      (index == 0 ? "" : "'s part homed at node " + std::to_string(index - 1)) + " of " +
-                      std::to_string(a.size >> 20) + " MiB (SQUALL_TSM_HEAP_MIB)");
-  }
+  if (at == no_space) no_room(index, bytes);
   *reinterpret_cast<std::uint64_t*>(a.base + at) = want;
   return a.base + at + header;
 }
@@ -146,9 +152,16 @@ std::uint64_t heap_bytes_from_env() {
 void init(const options& opt) {
   if (heap.base != nullptr) throw usage_error("tsm::init called twice");
   const auto n = static_cast<std::uint64_t>(squall::nodes());
-  heap.size = heap_bytes_from_env();
+  const std::uint64_t size = heap_bytes_from_env();
+  detail::check_block_size(opt.block_size, "tsm::init");
+  const std::uint64_t part_size = std::max<std::uint64_t>(size / n / opt.block_size, 1) * opt.block_size;
+  // Both heaps at once, before either is built.
+  detail::check_segment_size(size + part_size * n, opt.block_size, true,
+                             "tsm::init: the shared heap and the placed heap of " + std::to_string(size >> 20) +
+                                 " MiB each (SQUALL_TSM_HEAP_MIB)");
+  heap.size = size;
   heap.base = static_cast<std::byte*>(alloc_bytes(heap.size, opt));
-  heap.part_size = std::max<std::uint64_t>(heap.size / n / opt.block_size, 1) * opt.block_size;
+  heap.part_size = part_size;
   options placed = opt;
   placed.homes = memory::home_policy::partition();
   heap.placed = static_cast<std::byte*>(alloc_bytes(heap.part_size * n, placed));

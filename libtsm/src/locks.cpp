@@ -18,6 +18,7 @@
 #include <squall/tsm.hpp>
 
 #include "fail.hpp"
+#include "segment_size.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm {
@@ -127,6 +128,14 @@ void at_home(std::uint32_t id, std::size_t i) {
 }  // namespace
 
 lock_array::lock_array(std::size_t count) : count_(count) {
+  const auto n = static_cast<std::size_t>(squall::nodes());
+  const std::size_t homed_here = count / n + (count % n != 0 ? 1 : 0);
+  // Checked before an id is taken or a table built, without wrapping.
+  const std::size_t budget = detail::state_budget_bytes();
+  if (count / 8 > budget || homed_here > (budget - count / 8) / sizeof(lock_state)) {
+    throw usage_error("tsm::lock_array: " + std::to_string(count) +
+                      " locks need more state on each node than a quarter of this host's memory");
+  }
   if (!returned_ids.empty()) {
     id_ = returned_ids.back();
     returned_ids.pop_back();
@@ -136,8 +145,7 @@ lock_array::lock_array(std::size_t count) : count_(count) {
     throw usage_error("tsm::lock_array: more than 4096 lock arrays exist at once");
   }
   auto* t = new lock_table;
-  const auto n = static_cast<std::size_t>(squall::nodes());
-  t->at_home.resize((count + n - 1) / n);
+  t->at_home.resize(homed_here);
   t->next.assign(n, -1);
   t->held.assign(count, false);
   tables[id_].store(t, std::memory_order_release);

@@ -12,6 +12,7 @@
 #include <squall/error.hpp>
 #include <squall/tsm.hpp>
 
+#include "segment_size.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm {
@@ -28,18 +29,9 @@ std::map<const void*, allocation>& allocations() {
   return all;
 }
 
-bool power_of_two(std::size_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
 // A read of one byte, for its fault: it may be a sanitizer's redzone between two globals.
 __attribute__((no_sanitize("address"))) void read_fault_in(const void* p) {
   (void)*static_cast<const volatile std::uint8_t*>(p);
-}
-
-void check_block_size(const options& opt, const char* api) {
-  if (!power_of_two(opt.block_size) || opt.block_size < 4096) {
-    throw usage_error(std::string(api) + ": the block size must be a power of two of at least 4096 bytes (got " +
-                      std::to_string(opt.block_size) + ")");
-  }
 }
 
 }  // namespace
@@ -48,8 +40,9 @@ namespace {
 
 // A stache segment: a new range of the segment space, or (`adopted`) pages the process has.
 void* make_segment(void* adopted, std::size_t bytes, const options& opt, const char* api) {
-  check_block_size(opt, api);
-  const std::size_t blocks = (std::max<std::size_t>(bytes, 1) + opt.block_size - 1) / opt.block_size;
+  detail::check_block_size(opt.block_size, api);
+  detail::check_segment_size(bytes, opt.block_size, adopted == nullptr, api);
+  const std::size_t blocks = detail::blocks_for(bytes, opt.block_size);
   auto protocol = std::make_unique<detail::stache>(blocks);
   const memory::segment_options segment_opt{
       .block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid};
@@ -63,6 +56,11 @@ void* make_segment(void* adopted, std::size_t bytes, const options& opt, const c
 }  // namespace
 
 void* alloc_bytes(std::size_t bytes, const options& opt) { return make_segment(nullptr, bytes, opt, "tsm::alloc"); }
+
+void detail::too_many_elements(std::size_t count, std::size_t element_size) {
+  throw usage_error("tsm::alloc: " + std::to_string(count) + " elements of " + std::to_string(element_size) +
+                    " bytes are more bytes than the address space has");
+}
 
 void* share(void* address, std::size_t bytes, const options& opt) {
   if (address == nullptr) throw usage_error("tsm::share: a null address");  // else it would allocate

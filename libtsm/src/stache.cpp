@@ -149,6 +149,11 @@ stache::stache(std::size_t blocks)
   waiting_.reserve(static_cast<std::size_t>(nodes_));
 }
 
+std::size_t stache::state_bytes_per_block() {
+  const auto words = (static_cast<std::size_t>(squall::nodes()) + 63) / 64;
+  return sizeof(home_entry) + words * sizeof(std::uint64_t) + sizeof(tag);
+}
+
 bool stache::is_sharer(block_index b, int node) const {
   return (sharers_[b * words_ + static_cast<std::size_t>(node) / 64] >> (node % 64) & 1) != 0;
 }

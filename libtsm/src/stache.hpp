@@ -22,6 +22,9 @@ class stache final : public memory::protocol {
  public:
   // For a segment of `blocks` blocks; constructed before the segment is allocated.
   explicit stache(std::size_t blocks);
+  // The bytes a node keeps per block of a segment (its directory entry and sharer bits here,
+  // the memory layer's tag), for checking a size before anything is built.
+  static std::size_t state_bytes_per_block();
 
   void read_fault(segment s, block_index b) override { acquire(s, b, false); }
   void write_fault(segment s, block_index b) override { acquire(s, b, true); }

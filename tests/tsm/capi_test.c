@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
     CHECK(tsm_free(table) == -1); /* twice */
   }
   CHECK(tsm_free(&me) == -1); /* not in the heap */
+  CHECK(tsm_malloc((size_t)-1) == NULL); /* refused, not rounded to a small block */
+  CHECK(strstr(tsm_last_error(), "no room for 18446744073709551615 bytes") != NULL);
   {
     double sum = me + 0.5;
     long lo = 10 - me, hi = me;

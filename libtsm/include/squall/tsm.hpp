@@ -38,10 +38,17 @@ struct options {
 
 // Collective: every node calls it with the same size and options; returns the same address
 // on every node. The memory starts zeroed.
+// usage_error for a size that cannot fit the segment range (SQUALL_SEGMENT_SPACE_GIB), or
+// whose protocol state (about 25 bytes a block per node) would take more than a quarter of
+// the host's memory; nothing is built for it.
 void* alloc_bytes(std::size_t bytes, const options& opt = {});
+namespace detail {
+[[noreturn]] void too_many_elements(std::size_t count, std::size_t element_size);  // usage_error
+}
 template <class T>
 T* alloc(std::size_t count, const options& opt = {}) {
   static_assert(std::is_trivially_copyable_v<T>, "squall::tsm::alloc: T must be trivially copyable");
+  if (count > SIZE_MAX / sizeof(T)) detail::too_many_elements(count, sizeof(T));
   return static_cast<T*>(alloc_bytes(count * sizeof(T), opt));
 }
 // Collective: frees what alloc returned (usage_error for anything else, or twice).
@@ -81,7 +88,8 @@ struct counts {
 counts counts_of(const void* p);
 
 // Locks: collective creation of `count` locks, lock i kept by node i % nodes, which hands it
-// to waiters in the order their requests arrived. Each costs a few words at its home.
+// to waiters in the order their requests arrived. Each costs a few words at its home
+// (usage_error for a count whose state would take more than a quarter of the host's memory).
 class lock_array {
  public:
   explicit lock_array(std::size_t count);  // collective

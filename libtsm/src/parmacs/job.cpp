@@ -5,6 +5,11 @@
 // Node 0 keeps which workers run a function; a worker tells it when its function returns.
 // WAIT_FOR_END waits for all of them, whatever its argument (forms differ on whether it
 // counts main).
+//
+// exit(n) in a worker's function ends the whole job, as it would end every thread of a
+// threaded program: the worker says so and leaves at once with status n, before any
+// destructor could wait for the others (a lock_array's is collective), and the runtime
+// reports it lost to every other node. So does main's exit(n), n != 0, while workers run.
 #include <sys/personality.h>
 #include <unistd.h>
 
@@ -36,6 +41,7 @@ struct job {
   std::atomic<bool> main_can_arrive{true};              // node 0: main may still reach a barrier
   std::atomic<std::uintptr_t> assigned{0};              // a worker: the function to run
   std::atomic<bool> ended{false};                       // a worker: node 0 ended the job
+  std::atomic<bool> in_function{false};                 // a worker: runs the function
 };
 job* the_job = nullptr;
 
@@ -74,7 +80,6 @@ void finish() {
 }
 
 void end_of_job() {
-  if (squall::node() != 0 || !squall::initialized()) return;
   the_job->main_can_arrive.store(false);
   am::send<recheck_msg>(0);
   am::wait_until([] { return the_job->busy_count.load() == 0; });
@@ -82,12 +87,30 @@ void end_of_job() {
   finish();
 }
 
+// Every node, at exit(status): see the top of this file.
+void at_exit(int status, void*) {
+  if (!squall::initialized()) return;  // the job has ended (finish)
+  if (squall::node() != 0) {
+    if (!the_job->in_function.load()) return;
+    flush_output();
+    end_job(status, "worker node %d exited with status %d; the job ends", squall::node(), status);
+  }
+  const long running = the_job->busy_count.load();
+  if (status != 0 && running > 0) {
+    flush_output();
+    end_job(status, "main (node 0) exited with status %d while %ld worker(s) ran; the job ends", status, running);
+  }
+  end_of_job();
+}
+
 [[noreturn]] void serve_as_worker() {
   for (;;) {
     am::wait_until([] { return the_job->assigned.load() != 0 || the_job->ended.load(); });
     const std::uintptr_t f = the_job->assigned.exchange(0);
     if (f == 0) break;
+    the_job->in_function.store(true);
     reinterpret_cast<entry>(f)(nullptr);
+    the_job->in_function.store(false);
     flush_output();  // its output is out before node 0 hears that it ended
     am::send<done_msg>(0);
     am::flush();
@@ -129,8 +152,8 @@ extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void
     fail("cannot start: %s", e.what());
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // whole lines reach squallrun's terminal
+  on_exit(at_exit, nullptr);  // not atexit: the handler needs the status
   if (squall::node() != 0) serve_as_worker();
-  std::atexit(end_of_job);
 }
 
 extern "C" void squall_parmacs_create(void (*f)(void), long workers) {

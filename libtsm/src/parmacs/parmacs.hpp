@@ -7,6 +7,8 @@ namespace squall::tsm::parmacs {
 // Ends the job: "squall parmacs: <what>" on standard error, then _exit(1), so that
 // squallrun stops the other nodes. Safe in a message handler (no allocation, no stdio).
 [[noreturn]] void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// The same with exit status `status`.
+[[noreturn]] void end_job(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // The executable's writable data and bss, whole pages (job.cpp shares them).
 struct byte_range {

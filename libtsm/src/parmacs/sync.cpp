@@ -177,17 +177,28 @@ std::size_t lock_index(const squall_parmacs_lock_t* l, const char* macro) {
 
 }  // namespace
 
-void fail(const char* fmt, ...) {
+namespace {
+[[noreturn]] void end_job_with(int status, const char* fmt, va_list args) {
   char text[1024];
   int n = snprintf(text, sizeof text, "squall parmacs (node %d): ", squall::initialized() ? squall::node() : -1);
-  va_list args;
-  va_start(args, fmt);
   n += vsnprintf(text + n, sizeof text - static_cast<std::size_t>(n) - 1, fmt, args);
-  va_end(args);
   if (n > static_cast<int>(sizeof text) - 2) n = static_cast<int>(sizeof text) - 2;
   text[n++] = '\n';
   (void)!write(STDERR_FILENO, text, static_cast<std::size_t>(n));
-  _exit(1);
+  _exit(status);
+}
+}  // namespace
+
+void fail(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  end_job_with(1, fmt, args);
+}
+
+void end_job(int status, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  end_job_with(status, fmt, args);
 }
 
 void start_sync() {
@@ -238,7 +249,7 @@ void* squall_parmacs_malloc(size_t bytes, long home) {
     // beyond the last node.
     return home < 0 ? tsm::malloc(bytes) : tsm::malloc(bytes, static_cast<int>(home % squall::nodes()));
   } catch (const std::exception& e) {
-    fail("G_MALLOC: %s", e.what());
+    fail("G_MALLOC or NU_MALLOC: %s", e.what());
   }
 }
 

@@ -1,8 +1,11 @@
 /* Every PARMACS macro, and what SPLASH-2 programs rely on, checked from 1 to 8 nodes:
  *   macros -p P [-stdin] [-lines K]       all checks; prints "macros: ok" at the end
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,
- *                                         pause-deadlock, create, uninit, malloc), which must
- *                                         end the job
+ *                                         pause-deadlock, create, uninit, malloc, malloc-wrap),
+ *                                         which must end the job
+ *   macros -p P -exit worker|main         the worker on the last node, or main while the
+ *                                         workers wait, calls exit(3) or exit(4): the job
+ *                                         must end with that status
  * Macros appear with and without a trailing semicolon on purpose; the LOCK in this
  * comment is expanded by m4 too, harmlessly. */
 #include <stdio.h>
@@ -138,6 +141,7 @@ static void misuse(const char *what) {
   if (strcmp(what, "unlock") == 0) UNLOCK(Global->counter_lock)
   if (strcmp(what, "uninit") == 0) LOCK(*stray)
   if (strcmp(what, "malloc") == 0) G_MALLOC((size_t) 1 << 40);
+  if (strcmp(what, "malloc-wrap") == 0) G_MALLOC((size_t) -1);
   if (strcmp(what, "create") == 0) CREATE(Work, 64)
   if (strcmp(what, "barrier-count") == 0) BARRIER(Global->counted, P + 1)
   printf("macros: misuse '%s' was not reported\n", what);
@@ -149,13 +153,20 @@ static void stuck(void) {
   WAITPAUSE(Global->spare) /* nobody publishes one */
 }
 
+/* The last node's worker exits; the others wait for a pause nobody publishes (not a
+ * barrier: node 0 would report it short of processes, which is not what is tested). */
+static void exits(void) {
+  if (squall_node() == P - 1) exit(3);
+  WAITPAUSE(Global->spare)
+}
+
 static void late(void) {
   long id = my_id();
   if (id != 0) BARRIER(Global->start, P) /* process 0 never comes */
 }
 
 int main(int argc, char **argv) {
-  const char *bad = NULL;
+  const char *bad = NULL, *exiting = NULL;
   int from_stdin = 0, i;
   FILE *f;
   char name[64], *out;
@@ -166,6 +177,7 @@ int main(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-p") == 0 && i + 1 < argc) P = atoi(argv[++i]);
     else if (strcmp(argv[i], "-bad") == 0 && i + 1 < argc) bad = argv[++i];
+    else if (strcmp(argv[i], "-exit") == 0 && i + 1 < argc) exiting = argv[++i];
     else if (strcmp(argv[i], "-stdin") == 0) from_stdin = 1;
     else if (strcmp(argv[i], "-lines") == 0 && i + 1 < argc) lines = atoi(argv[++i]);
   }
@@ -212,6 +224,14 @@ int main(int argc, char **argv) {
     char line[128];
     check(fgets(line, sizeof line, stdin) != NULL, "standard input reaches main");
     printf("stdin: %s", line);
+  }
+  if (exiting != NULL && strcmp(exiting, "worker") == 0) {
+    for (i = 1; i < P; i++) CREATE(exits)
+    WAIT_FOR_END(P - 1)
+    printf("macros: the job went on after a worker's exit\n");
+  } else if (exiting != NULL) {
+    for (i = 1; i < P; i++) CREATE(stuck)
+    exit(4);
   }
   if (bad != NULL && strcmp(bad, "barrier-late") == 0) {
     CREATE(late, P);

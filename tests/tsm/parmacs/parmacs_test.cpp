@@ -69,6 +69,7 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
       {"unlock", 2, "UNLOCK of a lock this process does not hold"},
       {"uninit", 2, "LOCK: the lock was not initialised by LOCKINIT"},
       {"malloc", 2, "no room for 1099511627776 bytes in the shared heap"},
+      {"malloc-wrap", 2, "G_MALLOC or NU_MALLOC: squall: tsm::malloc: no room for 18446744073709551615 bytes"},
       {"create", 4, "CREATE: the program starts more workers than the 3 node(s) besides node 0"},
       {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 are running"},
       {"barrier-late", 4, "BARRIER waits for 4 processes, but only 3 are running"},
@@ -98,6 +99,35 @@ TEST(Parmacs, APlainlyCompiledProgramWorksToo) {
   EXPECT_NE(bad.status, 0);
   EXPECT_EQ(count_of(bad.output, "UNLOCK of a lock this process does not hold"), 1) << bad.output;
   EXPECT_EQ(count_of(bad.output, "still running"), 0) << "a node hung on its way out\n" << bad.output;
+}
+
+// exit(n) in a worker's function ends the job at once with status n, as it would end a
+// threaded program, saying which node exited; so does main's exit(n) while workers run.
+// Never a hang (a worker's exit once waited for ever in a collective destructor), never a
+// crash, also when built as a plain cc would.
+TEST(Parmacs, AnExitEndsTheJobWithItsStatus) {
+  const struct {
+    const char* program;
+    const char* env;
+    const char* who;
+    int status;
+    const char* message;
+  } cases[] = {
+      {MACROS, "", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS, "SQUALL_FAULT_PATH=sigbus", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS_AS_IS, "", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS, "", "main", 4, "main (node 0) exited with status 4 while 2 worker(s) ran; the job ends"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run(std::string(c.env) + " " + SQUALLRUN + " -n 3 " + c.program + " -p 3 -exit " + c.who, 60);
+    if (count_of(r.output, "compile the program with -fPIC") > 0) continue;  // a sanitizer build refuses AS_IS
+    EXPECT_EQ(r.status, c.status) << c.program << " " << c.env << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, c.message), 1) << r.output;
+    EXPECT_EQ(count_of(r.output, "went on"), 0) << r.output;
+    EXPECT_EQ(count_of(r.output, "signal"), 0) << "a node crashed or had to be killed\n" << r.output;
+    EXPECT_LT(r.seconds, 10) << c.program << " " << c.env << " " << c.who;
+    std::printf("%s exit: %.1f s\n", c.who, r.seconds);
+  }
 }
 
 TEST(Parmacs, RunsWithoutSquallrunAsOneNode) {
