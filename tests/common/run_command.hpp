@@ -109,6 +109,9 @@ class background {
   }
   outcome finish(int limit_s) { return finish(limit_s, started_); }
   pid_t pid() const { return pid_; }  // the command's process (sh execs it)
+  int seconds_so_far() const {
+    return static_cast<int>(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+  }
 
  private:
   pid_t pid_ = -1;
