@@ -3,18 +3,12 @@
 #include <unistd.h>
 
 #include <squall/error.hpp>
+#include <squall/memory.hpp>
 
-#include "env.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm::detail {
 namespace {
-
-// The memory layer reads the same variable, with the same default and bounds, when it
-// reserves the range.
-std::size_t segment_range_bytes() {
-  return env_number("SQUALL_SEGMENT_SPACE_GIB", 1024, 1, std::uint64_t{1} << 16, "a number of GiB") << 30;
-}
 
 std::size_t host_memory_bytes() {
   return static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
@@ -38,7 +32,7 @@ std::size_t blocks_for(std::size_t bytes, std::size_t block_size) {
 }
 
 void check_segment_size(std::size_t bytes, std::size_t block_size, bool in_segment_range, const std::string& what) {
-  const std::size_t range = segment_range_bytes();
+  const std::size_t range = memory::segment_range_bytes();
   if (in_segment_range && bytes > range) {
     throw usage_error(what + ": " + std::to_string(bytes) + " bytes exceed the segment range of " +
                       std::to_string(range >> 30) + " GiB (SQUALL_SEGMENT_SPACE_GIB)");

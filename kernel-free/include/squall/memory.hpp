@@ -136,5 +136,8 @@ segment segment_of(const void* address);
 enum class fault_path { sigbus, thread };
 // How faults reach handlers in this process (starts the memory layer if it has not started).
 fault_path active_fault_path();
+// The size of the range all segments come from (SQUALL_SEGMENT_SPACE_GIB; a segment larger
+// than this can never be allocated). Does not start the memory layer.
+std::size_t segment_range_bytes();
 
 }  // namespace squall::memory

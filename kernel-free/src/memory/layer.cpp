@@ -67,12 +67,11 @@ fault_path configured_path() {
 layer* start() {
   auto* l = new layer;  // never destroyed: faults may be served until the process ends
   const std::uintptr_t base = configured_base();
-  const auto gib = env_int("SQUALL_SEGMENT_SPACE_GIB", default_space_gib, 1, 1 << 16);
-  const std::size_t bytes = static_cast<std::size_t>(gib) << 30;
+  const std::size_t bytes = configured_range_bytes();
   if (base + bytes > user_space_end) {
-    fatal("the segment range 0x%" PRIxPTR " + %lld GiB (SQUALL_SEGMENT_BASE, "
+    fatal("the segment range 0x%" PRIxPTR " + %zu GiB (SQUALL_SEGMENT_BASE, "
           "SQUALL_SEGMENT_SPACE_GIB) ends beyond the user address space (0x%" PRIxPTR ")",
-          base, static_cast<long long>(gib), user_space_end);
+          base, bytes >> 30, user_space_end);
   }
   l->path = configured_path();
   l->uffd = open_userfaultfd(l->path == fault_path::sigbus);
@@ -87,6 +86,10 @@ layer* start() {
 }
 
 }  // namespace
+
+std::size_t configured_range_bytes() {
+  return static_cast<std::size_t>(env_int("SQUALL_SEGMENT_SPACE_GIB", default_space_gib, 1, 1 << 16)) << 30;
+}
 
 layer& started_layer() {
   static std::once_flag once;

@@ -2,6 +2,7 @@
 // It starts on first use (the first allocation or query), not at squall::init, so programs
 // that use no shared segments never need userfaultfd.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include <squall/memory.hpp>
@@ -21,6 +22,9 @@ struct layer {
 // Starts the layer if needed: reads SQUALL_SEGMENT_BASE, SQUALL_SEGMENT_SPACE_GIB and
 // SQUALL_FAULT_PATH, probes userfaultfd, reserves the range and installs the fault path.
 layer& started_layer();
+
+// The size of the segment range (SQUALL_SEGMENT_SPACE_GIB), read without starting the layer.
+std::size_t configured_range_bytes();
 
 // The layer once started, else nullptr. Safe in a signal handler.
 layer* running_layer();

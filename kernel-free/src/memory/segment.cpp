@@ -282,6 +282,7 @@ segment segment_of(const void* address) {
 }
 
 fault_path active_fault_path() { return detail::started_layer().path; }
+std::size_t segment_range_bytes() { return detail::configured_range_bytes(); }
 
 std::byte* segment::base() const { return segment_builder::state(*this, "segment::base").app; }
 std::size_t segment::size() const { return segment_builder::state(*this, "segment::size").bytes; }
