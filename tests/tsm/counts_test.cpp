@@ -3,6 +3,7 @@
 // every protocol action is predictable.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -131,9 +132,17 @@ TEST(Counts, ReadMostly) {
   }
 }
 
+// Node 0 tells node 1 it has read the flag's block (a message: a TSM synchronisation would
+// end node 0's hold).
+std::atomic<std::uint64_t> reads_reported{0};
+void on_read_done(am::token&, std::uint64_t round) { reads_reported.store(round); }
+
 // The hold: node 0 spins on a flag it was just granted, never faulting or synchronising
 // again, so the invalidation that node 1's store sends it is held back and must be
-// answered by the deferred call when the hold ends (else this never finishes).
+// answered by the deferred call when the hold ends (else this never finishes). Node 1
+// stores once node 0 says it has read, while node 0 holds the block (until its next fault or
+// synchronisation): rounds are repeated, a bounded number of times, until an invalidation
+// was held.
 TEST(Hold, AHeldInvalidationIsAnsweredWhileTheHolderSpins) {
   if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
   auto* flag = tsm::alloc<std::uint64_t>(512, {.homes = memory::home_policy::function([](memory::block_index) { return 1; })});
@@ -141,24 +150,18 @@ TEST(Hold, AHeldInvalidationIsAnsweredWhileTheHolderSpins) {
   const std::uint64_t held_before = stats::take().get("tsm.invalidations_held");
   std::uint64_t held = 0;
   std::uint64_t round = 0;
-  // Node 1 stores within the hold (SQUALL_TSM_HOLD_US, 50 us) of node 0's read miss only
-  // when the timing falls right: shaped with a short delay, retried with others until an
-  // invalidation was held (bounded).
-  for (int batch = 0; batch < 50 && held == 0; ++batch) {
-    for (int r = 0; r < 10; ++r) {
-      ++round;
-      tsm::barrier();                 // node 0 let go of what it held
-      if (node() == 1) f[1] = round;  // node 0's copy is invalid: its next read misses
-      tsm::barrier();
-      if (node() == 0) {
-        while (f[0] != round) {
-        }
-      } else if (node() == 1) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(4 * (batch % 8));
-        while (std::chrono::steady_clock::now() < until) {
-        }
-        f[0] = round;
+  while (held == 0 && round < 500) {
+    ++round;
+    tsm::barrier();                 // node 0 let go of what it held
+    if (node() == 1) f[1] = round;  // node 0's copy is invalid: its next read misses
+    tsm::barrier();
+    if (node() == 0) {
+      if (f[0] != round) am::send<on_read_done>(1, round);  // granted: the hold runs
+      while (f[0] != round) {
       }
+    } else if (node() == 1) {
+      am::wait_until([&] { return reads_reported.load() == round; });
+      f[0] = round;
     }
     tsm::barrier();
     held = allreduce(stats::take().get("tsm.invalidations_held") - held_before);
