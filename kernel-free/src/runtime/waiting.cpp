@@ -211,9 +211,6 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     std::lock_guard g(nd.lock);
     bool satisfied = false;
     if (nd.engine->poll_until(pred, ctx, satisfied) != 0) worked = true;
-    // A waiting node sends everything (am.hpp): a packet a handler or another thread left
-    // partly filled would otherwise wait for its factor while this thread waits for its answer.
-    if (!satisfied && nd.engine->has_unsent()) nd.engine->flush_all();
     return satisfied;
   };
   // The spin period starts at the first look at the clock: a short wait never reads it.
