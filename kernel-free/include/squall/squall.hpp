@@ -6,3 +6,4 @@
 #include <squall/memory.hpp>
 #include <squall/runtime.hpp>
 #include <squall/stats.hpp>
+#include <squall/version.hpp>
