@@ -5,9 +5,28 @@
 #include <cstring>
 #include <strings.h>
 
+#include <map>
+#include <mutex>
+
 #include "common/log.hpp"
 
 namespace squall {
+namespace {
+
+std::mutex in_force_mutex;
+std::map<std::string, std::string, std::less<>>& in_force() {
+  static std::map<std::string, std::string, std::less<>> values;
+  return values;
+}
+
+template <class T>
+T noted(const char* name, T value) {
+  const std::lock_guard hold(in_force_mutex);
+  in_force()[name] = std::to_string(value);
+  return value;
+}
+
+}  // namespace
 
 std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min, std::int64_t max) {
   // strtoll would also take leading spaces and a '+': only digits, after an optional '-'.
@@ -21,22 +40,29 @@ std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min,
 
 std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min, std::int64_t max) {
   const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  if (auto v = parse_int(text, min, max)) return *v;
+  if (text == nullptr || *text == '\0') return noted(name, fallback);
+  if (auto v = parse_int(text, min, max)) return noted(name, *v);
   fatal("%s must be an integer from %lld to %lld (got '%s')", name, static_cast<long long>(min),
         static_cast<long long>(max), text);
 }
 
 bool env_bool(const char* name, bool fallback) {
   const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
+  if (text == nullptr || *text == '\0') return noted(name, fallback);
   for (const char* yes : {"1", "yes", "true", "on"}) {
-    if (strcasecmp(text, yes) == 0) return true;
+    if (strcasecmp(text, yes) == 0) return noted(name, true);
   }
   for (const char* no : {"0", "no", "false", "off"}) {
-    if (strcasecmp(text, no) == 0) return false;
+    if (strcasecmp(text, no) == 0) return noted(name, false);
   }
   fatal("%s must be 0 or 1 (got '%s')", name, text);
+}
+
+std::optional<std::string> value_in_force(const char* name) {
+  const std::lock_guard hold(in_force_mutex);
+  const auto it = in_force().find(name);
+  if (it == in_force().end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace squall

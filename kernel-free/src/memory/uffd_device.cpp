@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <string_view>
 
 #include "common/log.hpp"
 #include "memory/uffd_abi.hpp"
@@ -35,6 +38,42 @@ const char* kernel_release() {
   return uname(&u) == 0 ? u.release : "unknown";
 }
 
+// Whether a line of the file `path` starts with `start` and contains `part`.
+bool file_has_line(const char* path, std::string_view start, std::string_view part) {
+  std::ifstream file(path);
+  for (std::string line; std::getline(file, line);) {
+    if (line.starts_with(start) && line.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// valgrind preloads its vgpreload_*.so into the program it runs.
+bool under_valgrind() { return file_has_line("/proc/self/maps", "", "/vgpreload_"); }
+// "Seccomp: 2": a seccomp filter (a container's profile, a sandbox) sees every system call.
+bool under_seccomp() { return file_has_line("/proc/self/status", "Seccomp:", "2"); }
+
+// ENOSYS says the call did not reach a kernel that serves it, not why: the kernel may lack
+// it, or something between the program and the kernel answers for it.
+std::string no_system_call_message() {
+  std::string why;
+  if (under_valgrind()) {
+    why = "This process runs under valgrind, which does not pass userfaultfd through: run the "
+          "program without valgrind (for memory errors, build with the asan preset: "
+          "scripts/build asan)";
+  } else if (under_seccomp()) {
+    why = "This process runs under a seccomp filter that refuses it (a container's profile, or a "
+          "sandbox): allow userfaultfd in the profile, e.g. docker/podman run --security-opt "
+          "seccomp=unconfined, or run outside the container";
+  } else {
+    why = "Either this kernel was built without CONFIG_USERFAULTFD, or a sandbox or emulator "
+          "(gVisor, valgrind, a container's seccomp profile) does not pass the call through: run "
+          "the program directly on a kernel with userfaultfd";
+  }
+  return format("the userfaultfd system call is not available here (ENOSYS, kernel %s); shared "
+                "segments need it. %s",
+                kernel_release(), why.c_str());
+}
+
 int userfaultfd_syscall(int flags) { return static_cast<int>(::syscall(SYS_userfaultfd, flags)); }
 
 // userfaultfd(2) if permitted, else /dev/userfaultfd, else user-mode-only faults (always
@@ -44,11 +83,7 @@ int create(bool& kernel_faults) {
   int fd = userfaultfd_syscall(fd_flags);
   if (fd >= 0) return fd;
   const int err = errno;
-  if (err == ENOSYS) {
-    fatal("this kernel (%s) has no userfaultfd (built without CONFIG_USERFAULTFD); shared "
-          "segments need it",
-          kernel_release());
-  }
+  if (err == ENOSYS) fatal("%s", no_system_call_message().c_str());
   if (err != EPERM && err != EACCES) fatal("userfaultfd failed: %s", std::strerror(err));
   const int dev = ::open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
   if (dev >= 0) {
@@ -61,8 +96,11 @@ int create(bool& kernel_faults) {
   if (fd >= 0) return fd;
   fatal("userfaultfd is not permitted for this user (%s); shared segments need one of: "
         "running as root (CAP_SYS_PTRACE), 'sysctl vm.unprivileged_userfaultfd=1', or read-write "
-        "access to /dev/userfaultfd",
-        std::strerror(errno));
+        "access to /dev/userfaultfd%s",
+        std::strerror(errno),
+        under_seccomp() ? "; or, since a seccomp filter guards this process (a container's default profile refuses "
+                          "userfaultfd), a profile that allows it: docker/podman run --security-opt seccomp=unconfined"
+                        : "");
 }
 
 void api_handshake(int fd, std::uint64_t features, uffdio_api& api) {

@@ -1,7 +1,6 @@
 // squall::init / finalize: attach to the job squallrun made, or bootstrap through the
 // cluster launcher's PMIx server (mpirun), or make a one-node job; read the configuration,
 // connect the transports, start the progress thread.
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "runtime/binding.hpp"
 #include "runtime/node.hpp"
 #include "runtime/report.hpp"
+#include "runtime/show_config.hpp"
 
 namespace squall {
 namespace rt {
@@ -26,16 +26,11 @@ enum class phase { before_init, running, finalized };
 std::atomic<phase> current_phase{phase::before_init};
 node_runtime* the_node = nullptr;
 
-int cores_available() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-settings read_settings(int local_nodes) {
+// `processors`: how many this host's nodes of the job may use (runtime/binding.hpp).
+settings read_settings(int local_nodes, int processors, bool launcher_bound) {
   settings s;
   s.aggregation = static_cast<unsigned>(env_int("SQUALL_AGGREGATION", 1, 1, 4096));
-  s.oversubscribed = local_nodes > cores_available();
+  s.oversubscribed = local_nodes > processors;
   // Spinning only pays when every node has a core of its own.
   s.wait_spin_ns = 1000 * env_int("SQUALL_SPIN_US", s.oversubscribed ? 5 : 50, 0, 10'000'000);
   s.progress_spin_ns =
@@ -44,9 +39,10 @@ settings read_settings(int local_nodes) {
   s.lock_bias = env_bool("SQUALL_LOCK_BIAS", !s.oversubscribed);
   s.quiet_polls = static_cast<int>(env_int("SQUALL_QUIET_POLLS", 4, 0, 1000));
   s.mailbox_demote = env_bool("SQUALL_MAILBOX_DEMOTE", true);
-  // Binding keeps a job's nodes apart; one node has nothing to keep apart, and with more
-  // nodes than processors the scheduler balances better than a fixed split.
-  s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed);
+  // Binding keeps a job's nodes apart; one node has nothing to keep apart, with more
+  // nodes than processors the scheduler balances better than a fixed split, and a node a
+  // cluster launcher bound keeps the launcher's choice.
+  s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed && !launcher_bound);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
   s.stats = env_bool("SQUALL_STATS", false);
   s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
@@ -129,12 +125,21 @@ void init(int*, char***) {
     for (int i = 0; i < nd->n; ++i) nd->on_this_host.push_back(nd->job.on_this_host(i));
   }
   set_log_node(nd->n > 1 ? nd->me : -1);
+  warn_unknown_variables(*nd);
   const int local_nodes = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true));
-  nd->config = read_settings(local_nodes);
+  // The host's layout, read only when there is something to share or show (a few ms).
+  host_processors host;
+  const auto find_host = [&] {
+    if (!host.topology) host = find_processors(nd->pmix != nullptr);
+  };
+  if (local_nodes >= 2 || env_bool("SQUALL_SHOW_CONFIG", false)) find_host();
+  nd->config = read_settings(local_nodes, host.topology ? host.count() : local_nodes, host.launcher_bound);
   // Before the runtime starts any thread, so that they share the node's processors.
   if (nd->config.bind) {
+    find_host();
     const int local_index = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.begin() + nd->me, true));
-    if (!bind_to_share(local_index, local_nodes)) warn("SQUALL_BIND: could not bind this node to its processors");
+    const cpu_set_ptr share = cpu_share(host.topology.get(), host.usable.get(), local_index, local_nodes);
+    if (!bind_to(host, share.get())) warn("SQUALL_BIND: could not bind this node to its processors");
   }
   // Before this node can sleep or send (common/process_fence.hpp). With more nodes than
   // cores, threads sleep so often that the heavy side would cost more than it saves
@@ -164,6 +169,7 @@ void init(int*, char***) {
   static const bool registered = std::atexit(stop_at_exit) == 0;
   if (!registered) warn("could not register the exit hook; exiting without finalize may crash");
   barrier();
+  show_config(*nd, host);
 }
 
 void finalize() {

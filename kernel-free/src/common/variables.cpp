@@ -1,0 +1,109 @@
+#include "common/variables.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace squall::config {
+namespace {
+
+using enum reader;
+
+constexpr variable table[] = {
+    {"SQUALL_TRANSPORT", runtime, "shm"},
+    {"SQUALL_FAULT_PATH", runtime, "auto"},
+    {"SQUALL_BIND", runtime, "1 with 2 or more nodes on the host and no more nodes than processors, else 0"},
+    {"SQUALL_SPIN_US", runtime, "50 (5 with more nodes than processors)"},
+    {"SQUALL_PROGRESS_SPIN_US", runtime, "10 (0 with more nodes than processors)"},
+    {"SQUALL_LINGER_US", runtime, "50 (0 with more nodes than processors)"},
+    {"SQUALL_LOCK_BIAS", runtime, "1 (0 with more nodes than processors)"},
+    {"SQUALL_QUIET_POLLS", runtime, "4"},
+    {"SQUALL_MAILBOX_DEMOTE", runtime, "1"},
+    {"SQUALL_PROGRESS_THREAD", runtime, "1"},
+    {"SQUALL_AGGREGATION", runtime, "1"},
+    {"SQUALL_RING_BYTES", runtime, "262144"},
+    {"SQUALL_LIVENESS_S", runtime, "30"},
+    {"SQUALL_STATS", runtime, "0"},
+    {"SQUALL_SHOW_CONFIG", runtime, "0"},
+    {"SQUALL_SEGMENT_BASE", runtime, "0x500000000000 (0x1000000000 in a TSan build)"},
+    {"SQUALL_SEGMENT_SPACE_GIB", runtime, "1024 (256 in a TSan build)"},
+    {"SQUALL_TCP_ADDR", runtime, "127.0.0.1 on one host, else the first non-loopback IPv4 interface"},
+    {"SQUALL_TCP_PORT", runtime, "0 (any free port); 41000 with --hosts"},
+    {"SQUALL_TCP_TIMEOUT", runtime, "30"},
+    {"SQUALL_TSM_HEAP_MIB", libtsm, "256"},
+    {"SQUALL_TSM_HOLD_US", libtsm, "50"},
+    {"SQUALL_PARMACS_LOCKS", libtsm, "65536"},
+    {"SQUALL_PARMACS_OBJECTS", libtsm, "65536"},
+    {"SQUALL_GRACE", squallrun, "3"},
+    {"SQUALL_HOST_INDEX", squallrun, "the listed address that belongs to this machine"},
+    {"SQUALL_JOB_SECRET", job, "made at start-up"},
+    {"SQUALL_JOB_FD", job, ""},
+    {"SQUALL_NODE", job, ""},
+    {"SQUALL_NODES", job, ""},
+    {"SQUALL_HOSTS", job, ""},
+    {"SQUALL_NODES_PER_HOST", job, ""},
+    {"SQUALL_TEST_NODES", scripts, ""},
+    {"SQUALL_TEST_SANITIZERS", scripts, ""},
+    {"SQUALL_FAULT_SEED", scripts, ""},
+    {"SQUALL_FUZZ_SECONDS", scripts, ""},
+    {"SQUALL_BUILD_DIR", scripts, ""},
+    {"SQUALL_BENCH_NODES", scripts, ""},
+};
+
+// Levenshtein distance, one row at a time.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A known name a few edits away (about one in three letters after "SQUALL_"), or one whose
+// name holds the other's (SQUALL_HEAP_MIB for SQUALL_TSM_HEAP_MIB).
+std::string closest_known(std::string_view name) {
+  constexpr std::string_view prefix = "SQUALL_";
+  const std::string_view tail = name.substr(prefix.size());
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, tail.size() / 3) + 1;
+  for (const variable& v : table) {
+    const std::string_view known = std::string_view(v.name).substr(prefix.size());
+    std::size_t d = edit_distance(tail, known);
+    if (!tail.empty() && (known.find(tail) != std::string_view::npos || tail.find(known) != std::string_view::npos)) {
+      d = std::min<std::size_t>(d, 1);
+    }
+    if (d < best_distance) {
+      best_distance = d;
+      best = v.name;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::span<const variable> known_variables() { return table; }
+
+const variable* find_variable(std::string_view name) {
+  const auto it = std::find_if(std::begin(table), std::end(table), [&](const variable& v) { return name == v.name; });
+  return it == std::end(table) ? nullptr : &*it;
+}
+
+std::vector<unknown_variable> unknown_variables(char** environment) {
+  std::vector<unknown_variable> unknown;
+  for (char** entry = environment; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    if (!text.starts_with("SQUALL_")) continue;
+    const std::string_view name = text.substr(0, text.find('='));
+    if (find_variable(name) == nullptr) unknown.push_back({std::string(name), closest_known(name)});
+  }
+  return unknown;
+}
+
+}  // namespace squall::config
