@@ -181,7 +181,9 @@ TEST(Launcher, StatsReportAtFinalize) {
 TEST(Launcher, BadFlagsAreRejected) {
   for (const std::string args : {"-n 0 /bin/true", "-n abc /bin/true", "-n 2", "/bin/true",
                                   "-n 2 --aggregation 0 /bin/true", "-n 2 --ring-bytes 100000 /bin/true",
-                                  "-n 2 --bogus /bin/true"}) {
+                                  "-n 2 --bogus /bin/true", "--nodes=0 /bin/true", "-n", "-n 2 --grace",
+                                  "-n 2 --stats=1 /bin/true", "-n 2 --transport=udp /bin/true", "-n 2 -x /bin/true",
+                                  "--version=2"}) {
     const auto o = run(squallrun + " " + args);
     EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
     EXPECT_NE(o.output.find("squallrun: "), std::string::npos) << args << "\n" << o.output;
@@ -189,6 +191,37 @@ TEST(Launcher, BadFlagsAreRejected) {
   const auto missing = run(squallrun + " -n 2 /nonexistent/program");
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.output.find("cannot run '/nonexistent/program'"), std::string::npos) << missing.output;
+}
+
+// Every GNU form of an option's value means the same; options end at the program's name or
+// at "--", and the program's own options, however they look, are passed on untouched.
+TEST(Launcher, GnuOptionFormsAreEquivalent) {
+  const std::string program = " sh -c 'echo node $SQUALL_NODE of $SQUALL_NODES: \"$*\"' sh -n 5 --nodes=7 -- --stats";
+  for (const std::string nodes : {"-n 3", "-n3", "--nodes 3", "--nodes=3", "--grace=1 --nodes=3 --",
+                                   "--stats -n3 --aggregation=8 --ring-bytes 65536 --transport=shm"}) {
+    const auto o = run(squallrun + " " + nodes + program);
+    EXPECT_EQ(o.status, 0) << nodes << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, " of 3: -n 5 --nodes=7 -- --stats\n"), 3) << nodes << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, "\n"), 3) << nodes << "\n" << o.output;
+  }
+}
+
+TEST(Launcher, VersionIsPrinted) {
+  const auto o = run(squallrun + " --version");
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_TRUE(std::regex_match(o.output, std::regex("squallrun \\(Squall\\) [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << o.output;
+}
+
+TEST(Launcher, HelpListsEveryOption) {
+  for (const std::string flag : {"-h", "--help"}) {
+    const auto o = run(squallrun + " " + flag);
+    EXPECT_EQ(o.status, 0) << o.output;
+    for (const std::string option : {"-n, --nodes N", "--aggregation K", "--stats", "--transport shm|tcp",
+                                      "--ring-bytes B", "--grace S", "--hosts A,B,...", "--host-index K",
+                                      "--make-secret", "--version", "-h, --help"}) {
+      EXPECT_NE(o.output.find("  " + option + " "), std::string::npos) << flag << ": " << option << "\n" << o.output;
+    }
+  }
 }
 
 TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
