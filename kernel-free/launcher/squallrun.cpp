@@ -22,6 +22,7 @@
 #include "common/futex.hpp"
 #include "transport/shm/job_area.hpp"
 #include "options.hpp"
+#include "program_check.hpp"
 
 namespace {
 
@@ -75,6 +76,10 @@ int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) 
 
 int main(int argc, char** argv) {
   const options o = squallrun::parse(argc, argv);
+  if (const auto problem = squallrun::check_program(o.program[0])) {
+    std::fprintf(stderr, "squallrun: cannot run '%s': %s\n", o.program[0], problem->reason.c_str());
+    return problem->status;
+  }
   int job_fd = -1;
   // With --hosts the area has a control line for every node of the job, rings for this host's.
   std::vector<bool> here(static_cast<std::size_t>(o.job_nodes), false);

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -188,9 +189,25 @@ TEST(Launcher, BadFlagsAreRejected) {
     EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
     EXPECT_NE(o.output.find("squallrun: "), std::string::npos) << args << "\n" << o.output;
   }
-  const auto missing = run(squallrun + " -n 2 /nonexistent/program");
-  EXPECT_NE(missing.status, 0);
-  EXPECT_NE(missing.output.find("cannot run '/nonexistent/program'"), std::string::npos) << missing.output;
+}
+
+// The program is looked for once, as execvp would, before any node starts: one message.
+TEST(Launcher, ProgramThatCannotRunIsOneMessage) {
+  char text_file[] = "/tmp/squall-not-executable-XXXXXX";
+  close(mkstemp(text_file));
+  const std::string cases[][2] = {{"/nonexistent/program", "No such file or directory"},
+                                  {"./no-such-program", "No such file or directory"},
+                                  {"no-such-program-on-the-path", "not found in PATH"},
+                                  {"/tmp", "Is a directory"},
+                                  {text_file, "Permission denied"}};
+  for (const auto& [program, reason] : cases) {
+    const auto o = run(squallrun + " -n 4 " + program + " arg");
+    EXPECT_NE(o.status, 0) << program;
+    EXPECT_EQ(o.output, "squallrun: cannot run '" + program + "': " + reason + "\n") << program;
+  }
+  std::remove(text_file);
+  const auto on_path = run(squallrun + " -n 2 true");
+  EXPECT_EQ(on_path.status, 0) << on_path.output;
 }
 
 // Every GNU form of an option's value means the same; options end at the program's name or
