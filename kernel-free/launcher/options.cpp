@@ -24,6 +24,8 @@ void usage(FILE* out) {
                "  -n, --nodes N          number of nodes (1..1024)\n"
                "  --aggregation K        messages per packet (SQUALL_AGGREGATION, 1..4096)\n"
                "  --stats                print every node's counters at finalize (SQUALL_STATS=1)\n"
+               "  --label                prefix each line a node prints (stdout and stderr) with\n"
+               "                         '[K] ', K the node (SQUALL_LABEL=1)\n"
                "  --transport shm|tcp    how the nodes talk (SQUALL_TRANSPORT, default shm); tcp\n"
                "                         connects every pair over TCP on this host (SQUALL_TCP_ADDR,\n"
                "                         SQUALL_TCP_PORT, SQUALL_TCP_TIMEOUT)\n"
@@ -82,7 +84,7 @@ void spread_over_hosts(options& o, const std::string& hosts, std::int64_t index)
 }
 
 // getopt_long's codes for the options that have no one-letter form.
-enum long_only : int { aggregation = 256, ring_bytes, grace, hosts, host_index, make_secret, stats, transport, version };
+enum long_only : int { aggregation = 256, ring_bytes, grace, hosts, host_index, make_secret, stats, label, transport, version };
 
 const option long_options[] = {
     {"nodes", required_argument, nullptr, 'n'},
@@ -94,6 +96,7 @@ const option long_options[] = {
     {"host-index", required_argument, nullptr, host_index},
     {"make-secret", no_argument, nullptr, make_secret},
     {"stats", no_argument, nullptr, stats},
+    {"label", no_argument, nullptr, label},
     {"transport", required_argument, nullptr, transport},
     {"version", no_argument, nullptr, version},
     {nullptr, 0, nullptr, 0},
@@ -148,6 +151,9 @@ void apply(int code, const char* value, options& o, pending& p) {
     case stats:
       setenv("SQUALL_STATS", "1", 1);
       break;
+    case label:
+      o.label = true;
+      break;
     case transport:
       if (value == nullptr || (std::strcmp(value, "shm") != 0 && std::strcmp(value, "tcp") != 0)) {
         die("--transport must be shm or tcp");
@@ -180,6 +186,7 @@ options parse(int argc, char** argv) {
   options o;
   o.ring_bytes = int_env("SQUALL_RING_BYTES", 1 << 18, 1 << 16, 1 << 30);
   o.grace_s = int_env("SQUALL_GRACE", 3, 0, 3600);
+  o.label = squall::env_bool("SQUALL_LABEL", false);
   pending p;
   const char* hosts_env = std::getenv("SQUALL_HOSTS");
   if (hosts_env != nullptr) p.hosts = hosts_env;

@@ -10,6 +10,7 @@ struct options {
   int first_node = 0;  // this host's first
   std::int64_t ring_bytes = 0;
   std::int64_t grace_s = 0;
+  bool label = false;  // prefix each line a node prints with "[K] "
   char** program = nullptr;
 };
 

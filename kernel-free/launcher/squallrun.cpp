@@ -3,9 +3,11 @@
 // (they print which node was lost and exit), and survivors are killed after a grace period.
 // With --hosts the same command on each of several hosts makes one job of them all: the
 // nodes of a host share memory, hosts talk over TCP (bootstrap/host_list.hpp).
+#include <poll.h>
 #include <signal.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,11 +18,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/futex.hpp"
 #include "transport/shm/job_area.hpp"
+#include "labelled_output.hpp"
 #include "options.hpp"
 #include "program_check.hpp"
 
@@ -72,6 +76,18 @@ std::string describe(int status) {
 
 int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
+// Waits up to a tenth of a second for a node to end (SIGCHLD, read through `chld_fd`) and,
+// with --label, passes on the nodes' output meanwhile.
+void wait_a_tick(int chld_fd, std::optional<squallrun::labelled_output>& output) {
+  std::vector<pollfd> fds{{chld_fd, POLLIN, 0}};
+  if (output) output->add_to(fds);
+  if (poll(fds.data(), fds.size(), 100) <= 0) return;
+  signalfd_siginfo info;
+  while (read(chld_fd, &info, sizeof info) > 0) {
+  }
+  if (output) output->relay(fds, 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,11 +102,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.nodes; ++i) here[static_cast<std::size_t>(o.first_node + i)] = true;
   const auto job = squall::shm::job_area::create(o.job_nodes, static_cast<std::size_t>(o.ring_bytes), &job_fd, here);
 
-  // SIGCHLD is taken with sigtimedwait; INT/TERM/HUP are passed on to the nodes.
+  // SIGCHLD is read from a signalfd; INT/TERM/HUP are passed on to the nodes.
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, nullptr);
+  const int chld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  std::optional<squallrun::labelled_output> output;
+  if (o.label) output.emplace(o.nodes, o.first_node);
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
@@ -105,8 +124,12 @@ int main(int argc, char** argv) {
       forward_signal(SIGKILL);
       return 1;
     }
-    if (p == 0) run_node(o, o.first_node + i, job_fd, self);
+    if (p == 0) {
+      if (output) output->become_node(i);
+      run_node(o, o.first_node + i, job_fd, self);
+    }
     children[static_cast<std::size_t>(i)] = p;
+    if (output) output->started(i);
   }
   close(job_fd);
 
@@ -114,8 +137,7 @@ int main(int argc, char** argv) {
   int result = 0;
   std::int64_t kill_at = -1;  // when survivors of a lost node get SIGKILL
   while (running > 0) {
-    timespec tick{0, 100'000'000};
-    sigtimedwait(&chld, nullptr, &tick);
+    wait_a_tick(chld_fd, output);
     int status;
     pid_t p;
     while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -152,6 +174,7 @@ int main(int argc, char** argv) {
       kill_at = INT64_MAX;
     }
   }
+  if (output) output->finish();
   if (job.header().abort.load() != 0 && result == 0) {
     std::fprintf(stderr, "squallrun: the job lost node %d (%s)\n", job.header().lost_node.load(), job.header().reason);
     result = 1;
