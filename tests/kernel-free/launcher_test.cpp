@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -181,21 +182,152 @@ TEST(Launcher, StatsReportAtFinalize) {
 TEST(Launcher, BadFlagsAreRejected) {
   for (const std::string args : {"-n 0 /bin/true", "-n abc /bin/true", "-n 2", "/bin/true",
                                   "-n 2 --aggregation 0 /bin/true", "-n 2 --ring-bytes 100000 /bin/true",
-                                  "-n 2 --bogus /bin/true"}) {
+                                  "-n 2 --bogus /bin/true", "--nodes=0 /bin/true", "-n", "-n 2 --grace",
+                                  "-n 2 --stats=1 /bin/true", "-n 2 --transport=udp /bin/true", "-n 2 -x /bin/true",
+                                  "--version=2", "-n 2 --label=1 /bin/true"}) {
     const auto o = run(squallrun + " " + args);
     EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
     EXPECT_NE(o.output.find("squallrun: "), std::string::npos) << args << "\n" << o.output;
   }
-  const auto missing = run(squallrun + " -n 2 /nonexistent/program");
-  EXPECT_NE(missing.status, 0);
-  EXPECT_NE(missing.output.find("cannot run '/nonexistent/program'"), std::string::npos) << missing.output;
+}
+
+// The program is looked for once, as execvp would, before any node starts: one message.
+TEST(Launcher, ProgramThatCannotRunIsOneMessage) {
+  char text_file[] = "/tmp/squall-not-executable-XXXXXX";
+  close(mkstemp(text_file));
+  const std::string cases[][2] = {{"/nonexistent/program", "No such file or directory"},
+                                  {"./no-such-program", "No such file or directory"},
+                                  {"no-such-program-on-the-path", "not found in PATH"},
+                                  {"/tmp", "Is a directory"},
+                                  {text_file, "Permission denied"}};
+  for (const auto& [program, reason] : cases) {
+    const auto o = run(squallrun + " -n 4 " + program + " arg");
+    EXPECT_NE(o.status, 0) << program;
+    EXPECT_EQ(o.output, "squallrun: cannot run '" + program + "': " + reason + "\n") << program;
+  }
+  std::remove(text_file);
+  const auto on_path = run(squallrun + " -n 2 true");
+  EXPECT_EQ(on_path.status, 0) << on_path.output;
+}
+
+// Every GNU form of an option's value means the same; options end at the program's name or
+// at "--", and the program's own options, however they look, are passed on untouched.
+TEST(Launcher, GnuOptionFormsAreEquivalent) {
+  const std::string program = " sh -c 'echo node $SQUALL_NODE of $SQUALL_NODES: \"$*\"' sh -n 5 --nodes=7 -- --stats";
+  for (const std::string nodes : {"-n 3", "-n3", "--nodes 3", "--nodes=3", "--grace=1 --nodes=3 --",
+                                   "--stats -n3 --aggregation=8 --ring-bytes 65536 --transport=shm"}) {
+    const auto o = run(squallrun + " " + nodes + program);
+    EXPECT_EQ(o.status, 0) << nodes << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, " of 3: -n 5 --nodes=7 -- --stats\n"), 3) << nodes << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, "\n"), 3) << nodes << "\n" << o.output;
+  }
+}
+
+TEST(Launcher, VersionIsPrinted) {
+  const auto o = run(squallrun + " --version");
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_TRUE(std::regex_match(o.output, std::regex("squallrun \\(Squall\\) [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << o.output;
+}
+
+TEST(Launcher, HelpListsEveryOption) {
+  for (const std::string flag : {"-h", "--help"}) {
+    const auto o = run(squallrun + " " + flag);
+    EXPECT_EQ(o.status, 0) << o.output;
+    for (const std::string option : {"-n, --nodes N", "--aggregation K", "--stats", "--transport shm|tcp",
+                                      "--ring-bytes B", "--grace S", "--hosts A,B,...", "--host-index K",
+                                      "--make-secret", "--label", "--version", "-h, --help"}) {
+      EXPECT_NE(o.output.find("  " + option + " "), std::string::npos) << flag << ": " << option << "\n" << o.output;
+    }
+  }
+}
+
+// The lines of `text`, each without its newline; the last one only if it has a newline.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    lines.push_back(text.substr(start, nl - start));
+  }
+  return lines;
+}
+
+// Every node writes many lines quickly to stdout and to stderr, then a last line without a
+// newline: every line comes out whole, labelled with its node, none lost, each stream's in
+// its order.
+TEST(Label, EveryLineOfEachNodeIsLabelled) {
+  const int nodes = 3, count = 20000;
+  const std::string program = " sh -c 'seq -f \"out %g\" " + std::to_string(count) + "; seq -f \"err %g\" " +
+                              std::to_string(count) + " >&2; printf \"partial $SQUALL_NODE\"'";
+  for (const std::string label : {" --label -n 3", " -n3 --label", "SQUALL_LABEL=1 -n 3"}) {
+    const bool by_env = label.starts_with("SQUALL_");
+    const auto o = run(by_env ? "SQUALL_LABEL=1 " + squallrun + " -n 3" + program : squallrun + label + program);
+    ASSERT_EQ(o.status, 0) << label << "\n" << o.output.substr(0, 2000);
+    EXPECT_EQ(o.output.back(), '\n') << label;
+    std::vector<int> out_next(nodes, 1), err_next(nodes, 1), partials(nodes, 0);
+    int unlabelled = 0, out_of_order = 0;
+    for (const auto& line : lines_of(o.output)) {
+      if (line.size() < 4 || line[0] != '[' || line[1] < '0' || line[1] >= '0' + nodes || line.substr(2, 2) != "] ") {
+        if (++unlabelled <= 3) ADD_FAILURE() << label << ": an unlabelled line: '" << line << "'";
+        continue;
+      }
+      const auto node = static_cast<std::size_t>(line[1] - '0');
+      const std::string text = line.substr(4);
+      if (text == "partial " + std::to_string(node)) {
+        ++partials[node];
+      } else if (text.starts_with("out ") || text.starts_with("err ")) {
+        int& next = text[0] == 'o' ? out_next[node] : err_next[node];
+        if (text.substr(4) != std::to_string(next)) ++out_of_order;
+        ++next;
+      } else {
+        ADD_FAILURE() << label << ": a line no node wrote: '" << line << "'";
+      }
+    }
+    EXPECT_EQ(unlabelled, 0) << label;
+    EXPECT_EQ(out_of_order, 0) << label;
+    for (std::size_t k = 0; k < nodes; ++k) {
+      EXPECT_EQ(out_next[k], count + 1) << label << ": node " << k;
+      EXPECT_EQ(err_next[k], count + 1) << label << ": node " << k;
+      EXPECT_EQ(partials[k], 1) << label << ": node " << k;
+    }
+  }
+}
+
+TEST(Label, StdoutAndStderrStayApart) {
+  const std::string job = squallrun + " --label -n 2 sh -c \\\"echo to-out; echo to-err >&2\\\"";
+  const auto out = run("sh -c \"" + job + " 2>/dev/null\"");
+  EXPECT_EQ(out.status, 0) << out.output;
+  EXPECT_EQ(count_of(out.output, "] to-out\n"), 2) << out.output;
+  EXPECT_EQ(count_of(out.output, "to-err"), 0) << out.output;
+  const auto err = run("sh -c \"" + job + " >/dev/null\"");
+  EXPECT_EQ(err.status, 0) << err.output;
+  EXPECT_EQ(count_of(err.output, "] to-err\n"), 2) << err.output;
+  EXPECT_EQ(count_of(err.output, "to-out"), 0) << err.output;
+}
+
+// A node killed with its output still in the pipe loses none of it; the lost-node
+// detection works as without --label, the survivors' reports labelled.
+TEST(Label, OutputOfALostNodeIsKept) {
+  const auto o = run(squallrun + " --label -n 3 sh -c 'seq 100000; printf \"last words\"; " +
+                     "[ $SQUALL_NODE = 1 ] && kill -9 $$; sleep 0.5'");
+  EXPECT_NE(o.status, 0);
+  EXPECT_EQ(count_of(o.output, "\n[1] 100000\n"), 1) << o.output.substr(o.output.size() - 2000);
+  EXPECT_EQ(count_of(o.output, "[1] last words\n"), 1) << o.output.substr(o.output.size() - 2000);
+  EXPECT_NE(o.output.find("squallrun: node 1 (pid"), std::string::npos) << o.output.substr(o.output.size() - 2000);
+
+  const auto lost = run(squallrun + " --label -n 4 " + scenarios + " kill-node 2");
+  EXPECT_NE(lost.status, 0) << lost.output;
+  EXPECT_LT(lost.seconds, LOST_NODE_SECONDS) << lost.output;
+  EXPECT_NE(lost.output.find("squallrun: node 2 (pid"), std::string::npos) << lost.output;
+  for (int k : {0, 1, 3}) {
+    const std::string n = std::to_string(k);
+    EXPECT_EQ(count_of(lost.output, "[" + n + "] squall: node " + n + ": node 2 was lost"), 1) << lost.output;
+  }
 }
 
 TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
   for (const std::string env : {"SQUALL_AGGREGATION=abc", "SQUALL_AGGREGATION=0", "SQUALL_SPIN_US=-3",
                                  "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2", "SQUALL_QUIET_POLLS=-1",
                                  "SQUALL_LOCK_BIAS=on2", "SQUALL_MAILBOX_DEMOTE=2", "SQUALL_BIND=maybe",
-                                 "SQUALL_LIVENESS_S=-1"}) {
+                                 "SQUALL_LIVENESS_S=-1", "SQUALL_LABEL=maybe"}) {
     const auto o = run(env + " " + squallrun + " -n 2 " + scenarios + " stats");
     EXPECT_NE(o.status, 0) << env;
     const std::string var = env.substr(0, env.find('='));
