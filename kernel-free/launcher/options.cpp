@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include <squall/version.hpp>
+
 #include "bootstrap/host_list.hpp"
 #include "common/config.hpp"
 #include "transport/tcp/secret.hpp"

@@ -34,6 +34,7 @@ constexpr variable table[] = {
     {"SQUALL_PARMACS_LOCKS", libtsm, "65536"},
     {"SQUALL_PARMACS_OBJECTS", libtsm, "65536"},
     {"SQUALL_GRACE", squallrun, "3"},
+    {"SQUALL_LABEL", squallrun, "0"},
     {"SQUALL_HOST_INDEX", squallrun, "the listed address that belongs to this machine"},
     {"SQUALL_JOB_SECRET", job, "made at start-up"},
     {"SQUALL_JOB_FD", job, ""},
