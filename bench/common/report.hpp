@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -16,6 +17,24 @@ inline bool has_flag(int argc, char** argv, const char* flag) {
     if (std::strcmp(argv[i], flag) == 0) return true;
   }
   return false;
+}
+
+// Reads option `name` given as "NAME V" into `value`, which is left as it is when the option is
+// absent. False, after node `me` 0 says why, when V is missing or not a positive integer below
+// 2^31: every node parses the same arguments, so every node then returns.
+inline bool positive_option(int argc, char** argv, const char* name, int& value, int me) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], name) != 0) continue;
+    const char* text = i + 1 < argc ? argv[i + 1] : "";
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || n <= 0 || n > 0x7fffffff) {
+      if (me == 0) std::fprintf(stderr, "%s: expected a positive integer, got '%s'\n", name, text);
+      return false;
+    }
+    value = static_cast<int>(n);
+  }
+  return true;
 }
 
 // Whether this run has the nodes benchmark `name` needs: at least 2, or exactly 2 when

@@ -1,8 +1,10 @@
 // am_pingpong: round trip of a small active message between nodes 0 and 1, beside the
 // floor: a raw ping-pong on one shared-memory flag between the same two processes.
+// --iters K round trips per trial (default 100000), --trials T trials (default 7).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include <squall/squall.hpp>
 
@@ -10,9 +12,6 @@
 #include "kernel-free/shared_page.hpp"
 
 namespace {
-
-constexpr int iterations = 100000;
-constexpr int trials = 7;
 
 std::uint64_t pongs = 0;
 bool stop = false;
@@ -22,7 +21,7 @@ void on_ping(squall::am::token& t, std::uint64_t i) { t.reply<on_pong>(i); }
 void on_stop(squall::am::token&) { stop = true; }
 
 // The floor: node 0 writes odd values, node 1 answers with the next even one.
-double flag_pingpong(std::atomic<std::uint64_t>& flag, int me) {
+double flag_pingpong(std::atomic<std::uint64_t>& flag, int me, std::uint64_t iterations) {
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < iterations; ++i) {
     if (me == 0) {
@@ -36,7 +35,7 @@ double flag_pingpong(std::atomic<std::uint64_t>& flag, int me) {
   return squall::bench::seconds_since(t0) / iterations * 1e6;
 }
 
-double am_pingpong(int me) {
+double am_pingpong(int me, std::uint64_t iterations) {
   pongs = 0;
   stop = false;
   squall::barrier();  // state is reset everywhere before the first message
@@ -63,15 +62,20 @@ int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
   if (!squall::bench::has_two_nodes("am_pingpong", squall::nodes(), me, false)) return 1;
+  int iterations = 100000, trials = 7;
+  if (!squall::bench::positive_option(argc, argv, "--iters", iterations, me) ||
+      !squall::bench::positive_option(argc, argv, "--trials", trials, me)) {
+    return 2;
+  }
   std::vector<double> floor_us, am_us;
   if (me < 2) {
     auto& flag = shared_flag();
-    am_pingpong(me);  // warm-up
+    am_pingpong(me, iterations);  // warm-up
     for (int t = 0; t < trials; ++t) {
       flag.store(0);
       squall::barrier();
-      floor_us.push_back(flag_pingpong(flag, me));
-      am_us.push_back(am_pingpong(me));
+      floor_us.push_back(flag_pingpong(flag, me, iterations));
+      am_us.push_back(am_pingpong(me, iterations));
     }
   } else {
     // Nodes beyond 2 take part only in the collectives.
@@ -88,7 +92,8 @@ int main(int argc, char** argv) {
     f.add("am_rtt_us", am);
     f.add("floor_rtt_us", fl);
     f.add("ratio", am / fl);
-    f.print("am_pingpong: small active-message round trip, node 0 <-> node 1 (median of 7 x 100000)",
-            squall::bench::has_flag(argc, argv, "--json"));
+    const std::string title = "am_pingpong: small active-message round trip, node 0 <-> node 1 (median of " +
+                              std::to_string(trials) + " x " + std::to_string(iterations) + ")";
+    f.print(title.c_str(), squall::bench::has_flag(argc, argv, "--json"));
   }
 }

@@ -11,7 +11,8 @@
 //          Turns fix the interleaving: writers left to race are serialised by the scheduler
 //          when nodes share cores, and their misses vary tenfold from trial to trial.
 // Misses are read misses + write misses + upgrades of both nodes (tsm::counts_of, on an array
-// allocated afresh for each trial). Each trial runs every block size; figures are medians of 7.
+// allocated afresh for each trial). Each trial runs every block size; figures are medians of 7
+// (--trials T).
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
@@ -28,7 +29,6 @@ namespace {
 namespace tsm = squall::tsm;
 using word = std::uint64_t;
 
-constexpr int trials = 7;
 constexpr std::size_t kib[] = {4, 16, 64};  // block sizes
 constexpr std::size_t sweep_words = (4u << 20) / sizeof(word);
 constexpr std::size_t false_words = (256u << 10) / sizeof(word);
@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
   if (!squall::bench::has_two_nodes("tsm_blocksize", squall::nodes(), me, true)) return 1;
+  int trials = 7;
+  if (!squall::bench::positive_option(argc, argv, "--trials", trials, me)) return 2;
   constexpr std::size_t sizes = std::size(kib);
   std::vector<double> sweep_us[sizes], sweep_misses[sizes], false_us[sizes], false_misses[sizes];
   bool right = true;
