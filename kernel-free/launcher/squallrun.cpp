@@ -22,6 +22,7 @@
 #include "common/config.hpp"
 #include "bootstrap/host_list.hpp"
 #include "common/futex.hpp"
+#include "stats/forms.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/tcp/secret.hpp"
 
@@ -33,7 +34,9 @@ void usage(FILE* out) {
                "Starts N nodes of program on this host, connected by shared memory.\n"
                "  -n, --nodes N          number of nodes (1..1024)\n"
                "  --aggregation K        messages per packet (SQUALL_AGGREGATION, 1..4096)\n"
-               "  --stats                print every node's counters at finalize (SQUALL_STATS=1)\n"
+               "  --stats[=FORMS]        counters at finalize (SQUALL_STATS, default 1): 1, one table\n"
+               "                         across nodes; nodes, a column per node; json:FILE, all of\n"
+               "                         them to FILE; or a comma-separated list (json:FILE last)\n"
                "  --transport shm|tcp    how the nodes talk (SQUALL_TRANSPORT, default shm); tcp\n"
                "                         connects every pair over TCP on this host (SQUALL_TCP_ADDR,\n"
                "                         SQUALL_TCP_PORT, SQUALL_TCP_TIMEOUT)\n"
@@ -145,8 +148,10 @@ options parse(int argc, char** argv) {
     } else if (a == "--make-secret") {
       std::printf("%s\n", squall::tcp::to_hex(squall::tcp::make_secret()).c_str());
       std::exit(0);
-    } else if (a == "--stats") {
-      setenv("SQUALL_STATS", "1", 1);
+    } else if (a == "--stats" || a.starts_with("--stats=")) {
+      const std::string forms = a == "--stats" ? "1" : a.substr(8);
+      squall::stats::parse_forms(forms.c_str());  // a mistake is named once, not by every node
+      setenv("SQUALL_STATS", forms.c_str(), 1);
     } else if (a == "--transport") {
       if (next == nullptr || (std::strcmp(next, "shm") != 0 && std::strcmp(next, "tcp") != 0)) {
         die("--transport must be shm or tcp");

@@ -17,6 +17,7 @@
 #include "runtime/binding.hpp"
 #include "runtime/node.hpp"
 #include "runtime/report.hpp"
+#include "stats/forms.hpp"
 
 namespace squall {
 namespace rt {
@@ -48,7 +49,7 @@ settings read_settings(int local_nodes) {
   // nodes than processors the scheduler balances better than a fixed split.
   s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
-  s.stats = env_bool("SQUALL_STATS", false);
+  s.stats = stats::parse_forms(std::getenv("SQUALL_STATS"));
   s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
   return s;
 }
@@ -131,6 +132,7 @@ void init(int*, char***) {
   set_log_node(nd->n > 1 ? nd->me : -1);
   const int local_nodes = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true));
   nd->config = read_settings(local_nodes);
+  check_report_file(*nd);
   // Before the runtime starts any thread, so that they share the node's processors.
   if (nd->config.bind) {
     const int local_index = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.begin() + nd->me, true));
@@ -169,8 +171,7 @@ void init(int*, char***) {
 void finalize() {
   using namespace rt;
   node_runtime& nd = require("squall::finalize");
-  detail::finalize_barrier();
-  if (nd.config.stats) print_report(nd);
+  if (detail::finalize_barrier(nd.config.stats.any())) report(nd);
   close_transports(nd);
   stop_progress_thread(nd);
   am::engine::claim_stage(false);
