@@ -150,7 +150,9 @@ options parse(int argc, char** argv) {
       std::exit(0);
     } else if (a == "--stats" || a.starts_with("--stats=")) {
       const std::string forms = a == "--stats" ? "1" : a.substr(8);
-      squall::stats::parse_forms(forms.c_str());  // a mistake is named once, not by every node
+      squall::stats::forms parsed;
+      std::string error;  // named once here, not by every node
+      if (!squall::stats::parse_forms(forms.c_str(), parsed, error)) die("--stats: %s", error.c_str());
       setenv("SQUALL_STATS", forms.c_str(), 1);
     } else if (a == "--transport") {
       if (next == nullptr || (std::strcmp(next, "shm") != 0 && std::strcmp(next, "tcp") != 0)) {

@@ -18,23 +18,25 @@ bool one_of(std::string_view word, std::initializer_list<const char*> names) {
   return false;
 }
 
-[[noreturn]] void bad(const char* text, const std::string& why) {
-  fatal("SQUALL_STATS must be 0, 1 (the table across nodes), nodes (a column per node), json:FILE, "
-        "or a comma-separated list of these (got '%s': %s)",
-        text, why.c_str());
+std::string bad(const char* text, const std::string& why) {
+  return format("SQUALL_STATS must be 0, 1 (the table across nodes), nodes (a column per node), json:FILE, "
+                "or a comma-separated list of these (got '%s': %s)",
+                text, why.c_str());
 }
 
 }  // namespace
 
-forms parse_forms(const char* text) {
+bool parse_forms(const char* text, forms& out, std::string& error) {
   forms f;
-  if (text == nullptr) return f;
-  std::string_view rest(text);
+  std::string_view rest(text == nullptr ? "" : text);
   bool off = false;
   while (!rest.empty()) {
     if (rest.starts_with("json:")) {
       f.json_path = std::string(rest.substr(5));
-      if (f.json_path.empty()) bad(text, "json: needs a file name");
+      if (f.json_path.empty()) {
+        error = bad(text, "json: needs a file name");
+        return false;
+      }
       break;
     }
     const auto comma = rest.find(',');
@@ -47,11 +49,23 @@ forms parse_forms(const char* text) {
     } else if (one_of(word, {"0", "no", "off", "false"})) {
       off = true;
     } else {
-      bad(text, word.empty() ? std::string("an empty item")
-                             : format("'%.*s' is not a form", static_cast<int>(word.size()), word.data()));
+      error = bad(text, word.empty() ? std::string("an empty item")
+                                     : format("'%.*s' is not a form", static_cast<int>(word.size()), word.data()));
+      return false;
     }
   }
-  if (off && f.any()) bad(text, "0 cannot be combined with a form");
+  if (off && f.any()) {
+    error = bad(text, "0 cannot be combined with a form");
+    return false;
+  }
+  out = f;
+  return true;
+}
+
+forms parse_forms(const char* text) {
+  forms f;
+  std::string error;
+  if (!parse_forms(text, f, error)) fatal("%s", error.c_str());
   return f;
 }
 

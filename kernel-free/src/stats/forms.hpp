@@ -17,7 +17,9 @@ struct forms {
   bool any() const { return table || nodes || !json_path.empty(); }
 };
 
-// Parses the value of SQUALL_STATS; ends the process naming the variable on anything else.
+// Parses the value of SQUALL_STATS; on anything else returns false and says why in `error`.
+bool parse_forms(const char* text, forms& out, std::string& error);
+// The same, ending the process with the error (which names the variable).
 forms parse_forms(const char* text);
 
 }  // namespace squall::stats
