@@ -1,6 +1,6 @@
 // Counters every layer keeps, per node. Exact and machine-independent, so tests can
 // compare them. SQUALL_STATS=1 prints them at finalize, gathered into one table across nodes
-// (README, "Statistics").
+// (README: SQUALL_STATS).
 #pragma once
 #include <cstdint>
 #include <map>
