@@ -11,6 +11,7 @@
 
 #include "bootstrap/host_list.hpp"
 #include "common/config.hpp"
+#include "stats/forms.hpp"
 #include "transport/tcp/secret.hpp"
 
 namespace squallrun {
@@ -25,7 +26,9 @@ void usage(FILE* out) {
                "program's name (or at --), and what follows it is the program's own.\n"
                "  -n, --nodes N          number of nodes (1..1024)\n"
                "  --aggregation K        messages per packet (SQUALL_AGGREGATION, 1..4096)\n"
-               "  --stats                print every node's counters at finalize (SQUALL_STATS=1)\n"
+               "  --stats[=FORMS]        counters at finalize (SQUALL_STATS, default 1): 1, one table\n"
+               "                         across nodes; nodes, a column per node; json:FILE, all of\n"
+               "                         them to FILE; or a comma-separated list (json:FILE last)\n"
                "  --label                prefix each line a node prints (stdout and stderr) with\n"
                "                         '[K] ', K the node (SQUALL_LABEL=1)\n"
                "  --transport shm|tcp    how the nodes talk (SQUALL_TRANSPORT, default shm); tcp\n"
@@ -97,7 +100,7 @@ const option long_options[] = {
     {"hosts", required_argument, nullptr, hosts},
     {"host-index", required_argument, nullptr, host_index},
     {"make-secret", no_argument, nullptr, make_secret},
-    {"stats", no_argument, nullptr, stats},
+    {"stats", optional_argument, nullptr, stats},
     {"label", no_argument, nullptr, label},
     {"transport", required_argument, nullptr, transport},
     {"version", no_argument, nullptr, version},
@@ -150,9 +153,14 @@ void apply(int code, const char* value, options& o, pending& p) {
     case make_secret:
       std::printf("%s\n", squall::tcp::to_hex(squall::tcp::make_secret()).c_str());
       std::exit(0);
-    case stats:
-      setenv("SQUALL_STATS", "1", 1);
+    case stats: {
+      const char* forms = value != nullptr ? value : "1";
+      squall::stats::forms parsed;
+      std::string error;  // named once here, not by every node
+      if (!squall::stats::parse_forms(forms, parsed, error)) die("--stats: %s", error.c_str());
+      setenv("SQUALL_STATS", forms, 1);
       break;
+    }
     case label:
       o.label = true;
       break;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "run_command.hpp"
+#include "stats_json.hpp"
 
 #include <unistd.h>
 
@@ -96,6 +97,8 @@ class cluster {
 struct job {
   std::vector<std::unique_ptr<background>> parts;
   clock_type::time_point since = clock_type::now();
+  // The statistics of every node, written by node 0 at finalize (on the first host).
+  std::string json = "/tmp/squall-hosts-" + std::to_string(::getpid()) + ".json";
 
   job(const cluster& c, const std::string& program, const std::vector<std::string>& env_per_host = {}) {
     const std::string secret = run(squallrun + " --make-secret").output.substr(0, 64);
@@ -103,8 +106,8 @@ struct job {
       const std::string env = h < static_cast<int>(env_per_host.size()) ? env_per_host[h] : "";
       parts.push_back(std::make_unique<background>(
           "SQUALL_JOB_SECRET=" + secret + " SQUALL_TEST_NODES=" + std::to_string(job_nodes) + " " + env + " " +
-          c.on(h, squallrun + " -n " + std::to_string(nodes_per_host) + " --hosts " + host_list() + " --stats " +
-                      program)));
+          c.on(h, squallrun + " -n " + std::to_string(nodes_per_host) + " --hosts " + host_list() + " --stats=json:" +
+                      json + " " + program)));
     }
   }
   bool all_up(int limit_s) const {
@@ -113,6 +116,7 @@ struct job {
     }
     return true;
   }
+  ~job() { std::remove(json.c_str()); }
   std::vector<outcome> finish(int limit_s) {
     std::vector<outcome> out;
     for (auto& p : parts) out.push_back(p->finish(limit_s, since));
@@ -120,24 +124,15 @@ struct job {
   }
 };
 
-// Every value the stats report gives `counter` ("  name   value" lines), node by node.
-std::vector<long long> counter_values(const std::string& output, const std::string& counter) {
-  std::vector<long long> values;
-  const std::regex line("\\n  " + counter + " +([0-9]+)");
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
-    values.push_back(std::stoll((*it)[1]));
-  }
-  return values;
-}
-
-// The nodes of one host reached the other hosts' four nodes over TCP and each other
-// through shared memory.
-void expect_mixed_transports(const std::string& output, int nodes) {
-  const auto tcp = counter_values(output, "tcp.connections");
-  EXPECT_EQ(tcp, std::vector<long long>(static_cast<std::size_t>(nodes), job_nodes - nodes_per_host)) << output;
-  const auto shm = counter_values(output, "shm.packets_sent");
-  ASSERT_EQ(shm.size(), static_cast<std::size_t>(nodes)) << output;
-  for (long long v : shm) EXPECT_GT(v, 0) << output;
+// Each node reached the nodes of the other hosts over TCP and those of its own host through
+// shared memory (from the statistics node 0 wrote).
+void expect_mixed_transports(const std::string& json) {
+  const squall::test::stats_json stats(json);
+  ASSERT_EQ(stats.nodes, job_nodes) << stats.text;
+  EXPECT_EQ(stats.counters.at("tcp.connections"),
+            std::vector<std::uint64_t>(static_cast<std::size_t>(job_nodes), job_nodes - nodes_per_host))
+      << stats.text;
+  for (auto v : stats.counters.at("shm.packets_sent")) EXPECT_GT(v, 0u) << stats.text;
 }
 
 class Hosts : public ::testing::Test {
@@ -154,8 +149,8 @@ TEST_F(Hosts, MessagesAndCollectivesRunOverSharedMemoryAndTcp) {
     const auto out = j.finish(240);
     for (int h = 0; h < hosts; ++h) {
       EXPECT_EQ(out[h].status, 0) << test << " host " << h << ":\n" << out[h].output;
-      expect_mixed_transports(out[h].output, nodes_per_host);
     }
+    expect_mixed_transports(j.json);
     EXPECT_NE(out[0].output.find("[  PASSED  ]"), std::string::npos) << out[0].output;
     EXPECT_EQ(out[0].output.find("FAILED"), std::string::npos) << out[0].output;
   }
@@ -168,7 +163,8 @@ TEST_F(Hosts, MessagesAndCollectivesRunUnderMpirun) {
   // their namespaces, each under its own host name (mpirun tells hosts apart by name).
   char dir[] = "/tmp/squall-hosts-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string agent = std::string(dir) + "/agent", hostfile = std::string(dir) + "/hostfile";
+  const std::string agent = std::string(dir) + "/agent", hostfile = std::string(dir) + "/hostfile",
+                    json = std::string(dir) + "/stats.json";
   std::ofstream(agent) << "#!/bin/sh\nhost=$1; shift\nexec ip netns exec " << c_.ns("") << "$host unshare --uts "
                        << "sh -c 'hostname \"$0\"; exec sh -c \"$*\"' \"$host\" \"$@\"\n";
   std::ofstream(hostfile) << "h1 slots=2\nh2 slots=2\nh3 slots=2\n";
@@ -178,11 +174,11 @@ TEST_F(Hosts, MessagesAndCollectivesRunUnderMpirun) {
                            c_.on(0, "unshare --uts sh -c 'hostname h1; exec " + mpirun + " --hostfile " + hostfile +
                                         " -np 6 --mca plm_rsh_agent " + agent +
                                         " --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24"
-                                        " -x SQUALL_TEST_NODES=6 -x SQUALL_STATS=1 -x LSAN_OPTIONS " +
+                                        " -x SQUALL_TEST_NODES=6 -x SQUALL_STATS=json:" + json + " -x LSAN_OPTIONS " +
                                         build_bin + "/" + test + "'"),
                        240);
     EXPECT_EQ(o.status, 0) << test << ":\n" << o.output;
-    expect_mixed_transports(o.output, job_nodes);
+    expect_mixed_transports(json);
     EXPECT_NE(o.output.find("PASSED"), std::string::npos) << o.output;
   }
   sh(std::string("rm -rf ") + dir);
@@ -216,9 +212,8 @@ TEST_F(Hosts, GarbageOnAPortIsRefusedAndTheJobGoesOn) {
     EXPECT_EQ(count_of(out[h].output, "barriers done"), nodes_per_host) << out[h].output;
   }
   EXPECT_NE(out[0].output.find("refused a TCP connection from 10.77.0.3"), std::string::npos) << out[0].output;
-  auto refused = counter_values(out[0].output, "tcp.connections_refused");  // node 0's and node 1's
-  std::sort(refused.begin(), refused.end());
-  EXPECT_EQ(refused, (std::vector<long long>{0, 1})) << out[0].output;
+  const squall::test::stats_json stats(j.json);  // only node 0 refused (the port is its)
+  EXPECT_EQ(stats.counters.at("tcp.connections_refused"), (std::vector<std::uint64_t>{1, 0, 0, 0, 0, 0})) << stats.text;
 }
 
 // After host 2 is lost, every node of the other hosts names a lost node and exits, and every

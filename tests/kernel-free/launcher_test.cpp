@@ -169,14 +169,40 @@ TEST(WireErrors, HandlerThatWaitsIsReported) {
   EXPECT_NE(o.output.find("a handler tried to wait"), std::string::npos) << o.output;
 }
 
+// One table across the nodes, printed once by node 0: totals, the program's handler apart.
 TEST(Launcher, StatsReportAtFinalize) {
   const auto o = run("SQUALL_STATS=1 " + squallrun + " -n 3 " + scenarios + " stats");
   EXPECT_EQ(o.status, 0) << o.output;
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_NE(o.output.find("squall stats, node " + std::to_string(i) + " of 3"), std::string::npos) << o.output;
+  EXPECT_EQ(count_of(o.output, "squall stats: 3 nodes on "), 1) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex("\nam +messages_received +[0-9]+ "))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex("\n +messages_sent +[0-9]+ "))) << o.output;
+  // Every node sent one hello to every node.
+  std::smatch hello;
+  ASSERT_TRUE(std::regex_search(o.output, hello, std::regex("\n  [^\n]*on_hello +9 +3 +3 +1.00 "))) << o.output;
+  const auto at = static_cast<std::size_t>(hello.position(0));
+  EXPECT_LT(o.output.find("user handlers"), at) << o.output;
+  EXPECT_GT(o.output.find("runtime handlers"), at) << o.output;
+  EXPECT_NE(o.output.find("not shown: "), std::string::npos) << o.output;  // zeros are hidden
+}
+
+// Only node 1 asks for statistics: the others learn it in finalize's barrier and join the
+// gathering instead of leaving node 1 waiting; node 0 prints the table.
+TEST(Launcher, StatsAskedByOneNodeOnlyDoesNotHang) {
+  const auto o = run(squallrun + " -n 3 sh -c 'if [ \"$SQUALL_NODE\" = 1 ]; then export SQUALL_STATS=1; fi; exec " +
+                     scenarios + " stats'", 60);
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "squall stats: 3 nodes on "), 1) << o.output;
+}
+
+TEST(Launcher, StatsFormsAreCheckedOnce) {
+  for (const std::string forms : {"--stats=maybe", "--stats=json:", "--stats=0,nodes"}) {
+    const auto o = run(squallrun + " -n 2 " + forms + " " + scenarios + " stats");
+    EXPECT_EQ(o.status, 2) << forms << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, "SQUALL_STATS must be"), 1) << forms << "\n" << o.output;
   }
-  EXPECT_NE(o.output.find("am.messages_sent"), std::string::npos) << o.output;
-  EXPECT_NE(o.output.find("on_hello"), std::string::npos) << o.output;
+  const auto o = run("SQUALL_STATS=json:/nonexistent/dir/s.json " + squallrun + " -n 2 " + scenarios + " stats");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("node 0 cannot write /nonexistent/dir"), std::string::npos) << o.output;
 }
 
 TEST(Launcher, BadFlagsAreRejected) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "run_command.hpp"
+#include "stats_json.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,7 +43,9 @@ TEST(Tcp, CleanRunSaysGoodbye) {
   EXPECT_EQ(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "exchange done"), 4) << o.output;
   EXPECT_EQ(count_of(o.output, "was lost"), 0) << o.output;
-  EXPECT_EQ(count_of(o.output, "tcp.frames_sent"), 4) << o.output;  // the TCP transport carried it
+  // The TCP transport carried it: every node reached its three peers over TCP.
+  EXPECT_TRUE(std::regex_search(o.output, std::regex("\ntcp +bytes_received +[0-9]"))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex("\n +connections +12 +3 +3 +1.00\n"))) << o.output;
 }
 
 TEST(Tcp, StrangersAreRefusedAndCountedAndTheJobGoesOn) {
@@ -66,21 +69,19 @@ int connect_local(int port) {
   return -1;
 }
 
-// The values of a counter in the --stats reports of the output (one per node).
-long long sum_of_counter(const std::string& output, const std::string& name) {
-  const std::regex line(name + " +([0-9]+)");
-  long long sum = 0;
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
-    sum += std::stoll((*it)[1]);
-  }
-  return sum;
+// A counter's total over the nodes, from the JSON the job wrote (SQUALL_STATS=json:FILE).
+std::uint64_t counter_total(const std::string& json, const std::string& name) {
+  return squall::test::stats_json(json).total(name);
 }
+std::string json_path(const std::string& test) { return "/tmp/squall-tcp-" + test + "-" + std::to_string(::getpid()) + ".json"; }
 
 // Twenty strangers connect to node 0 as soon as it listens and say nothing. Node 1 comes a
 // second later (late-init 1): its handshake must not wait behind theirs (2 s each, once one
 // at a time: 40 s, past the 10 s connect timeout).
 TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) {
-  squall::test::background job("SQUALL_TCP_TIMEOUT=10 " + tcp_job(2) + "--stats " + scenarios + " late-init 1");
+  const std::string json = json_path("silent");
+  squall::test::background job("SQUALL_TCP_TIMEOUT=10 " + tcp_job(2) + "--stats=json:" + json + " " + scenarios +
+                               " late-init 1");
   std::vector<int> strangers;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (strangers.size() < 20 && std::chrono::steady_clock::now() < until) {
@@ -96,13 +97,15 @@ TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) {
   ASSERT_EQ(strangers.size(), 20u) << o.output;
   EXPECT_EQ(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
-  EXPECT_EQ(sum_of_counter(o.output, "tcp.connections_refused"), 20) << o.output;
+  EXPECT_EQ(counter_total(json, "tcp.connections_refused"), 20u) << o.output;
+  std::remove(json.c_str());
 }
 
 // A stranger in a reconnect loop sending garbage, through set-up and the run: every
 // connection is refused and counted, but only the first few are named in the log.
 TEST(Tcp, GarbageInAReconnectLoopKeepsTheLogShort) {
-  squall::test::background job(tcp_job(2) + "--stats " + scenarios + " late-init 2");
+  const std::string json = json_path("garbage");
+  squall::test::background job(tcp_job(2) + "--stats=json:" + json + " " + scenarios + " late-init 2");
   std::atomic<bool> stop{false};
   std::atomic<long long> sent{0};
   std::thread stranger([&] {
@@ -123,7 +126,8 @@ TEST(Tcp, GarbageInAReconnectLoopKeepsTheLogShort) {
   EXPECT_EQ(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
   EXPECT_GT(sent.load(), 100) << o.output;
-  EXPECT_GT(sum_of_counter(o.output, "tcp.connections_refused"), 100) << o.output;
+  EXPECT_GT(counter_total(json, "tcp.connections_refused"), 100u) << o.output;
+  std::remove(json.c_str());
   EXPECT_EQ(count_of(o.output, "refused a TCP connection from"), 5) << o.output.substr(0, 4000);
   EXPECT_GE(count_of(o.output, "more TCP connection(s)"), 1) << o.output.substr(0, 4000);
   EXPECT_LT(o.output.size(), 20000u) << o.output.substr(0, 4000);
@@ -160,20 +164,23 @@ TEST(Tcp, NodeLeavingIsReportedByEveryOtherNode) {
 TEST(Tcp, ThreeHostsOnLoopbackAddresses) {
   const std::string secret = run(std::string(SQUALLRUN_PATH) + " --make-secret").output.substr(0, 64);
   const int base = 10000 + (::getpid() % 2000) * 10;
+  const std::string json = json_path("hosts");  // written by node 0, on the first host
   std::vector<std::unique_ptr<squall::test::background>> hosts;
   for (int h = 0; h < 3; ++h) {
     hosts.push_back(std::make_unique<squall::test::background>(
         "SQUALL_JOB_SECRET=" + secret + " SQUALL_TCP_PORT=" + std::to_string(base) + " " + SQUALLRUN_PATH +
-        " -n 2 --hosts 127.0.0.1,127.0.0.2,127.0.0.3 --host-index " + std::to_string(h) + " --stats " + scenarios +
-        " exchange"));
+        " -n 2 --hosts 127.0.0.1,127.0.0.2,127.0.0.3 --host-index " + std::to_string(h) + " --stats=json:" + json +
+        " " + scenarios + " exchange"));
   }
   for (int h = 0; h < 3; ++h) {
     const auto o = hosts[h]->finish(120);
     EXPECT_EQ(o.status, 0) << o.output;
     EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
     EXPECT_EQ(count_of(o.output, "hellos of"), 0) << o.output;  // every node heard from all six
-    EXPECT_EQ(count_of(o.output, "tcp.connections                               4"), 2) << o.output;
   }
+  // Every node reached the four nodes of the other hosts over TCP.
+  EXPECT_EQ(squall::test::stats_json(json).counters["tcp.connections"], std::vector<std::uint64_t>(6, 4));
+  std::remove(json.c_str());
 }
 
 TEST(Tcp, HostListMistakesAreNamed) {

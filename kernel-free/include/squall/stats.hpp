@@ -1,5 +1,6 @@
 // Counters every layer keeps, per node. Exact and machine-independent, so tests can
-// compare them. SQUALL_STATS=1 prints them at finalize.
+// compare them. SQUALL_STATS=1 prints them at finalize, gathered into one table across nodes
+// (README: SQUALL_STATS).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -11,6 +12,7 @@ namespace squall::stats {
 
 struct handler_counts {
   std::string name;
+  bool internal = false;  // the runtime's or a library's own handler, not the program's
   std::uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0;
 };
 

@@ -1,5 +1,6 @@
 // Barrier (dissemination), broadcast (binomial tree), reduce and allreduce (binomial tree
-// to node 0, combining in node order), and fence (termination detection by counting).
+// to node 0, combining in node order), fence (termination detection by counting), and the
+// runtime's gather (every node straight to node 0).
 #include <squall/collectives.hpp>
 
 #include <cstring>
@@ -15,14 +16,18 @@
 namespace squall {
 namespace {
 
-void dissemination_barrier(coll::kind k) {
+// Returns whether any node passed `flag` true: after the last round every node has heard,
+// directly or through others, from every node (so the OR of flags rides along for free).
+bool dissemination_barrier(coll::kind k, bool flag = false) {
   const int n = nodes(), me = node();
   coll::operation op(k);
   std::uint32_t round = 0;
   for (int dist = 1; dist < n; dist <<= 1, ++round) {
-    op.send((me + dist) % n, round, {});
-    op.receive((me - dist + n) % n, round);
+    const std::byte mine{flag ? std::uint8_t{1} : std::uint8_t{0}};
+    op.send((me + dist) % n, round, flag ? am::payload(&mine, 1) : am::payload{});
+    flag = !op.receive((me - dist + n) % n, round).empty() || flag;
   }
+  return flag;
 }
 
 // Binomial-tree broadcast of `bytes` at `data` from relative rank 0 = `root`.
@@ -79,7 +84,20 @@ void barrier() {
 
 namespace detail {
 
-void finalize_barrier() { dissemination_barrier(coll::kind::finalize); }
+bool finalize_barrier(bool flag) { return dissemination_barrier(coll::kind::finalize, flag); }
+
+std::vector<std::vector<std::byte>> gather_bytes(std::span<const std::byte> mine) {
+  const int n = nodes(), me = node();
+  coll::operation op(coll::kind::gather);
+  if (me != 0) {
+    op.send(0, 0, am::payload(mine.data(), mine.size()));
+    return {};
+  }
+  std::vector<std::vector<std::byte>> all;
+  all.emplace_back(mine.begin(), mine.end());
+  for (int src = 1; src < n; ++src) all.push_back(op.receive(src, 0));
+  return all;
+}
 
 void broadcast_bytes(void* data, std::size_t bytes, int root) {
   rt::node_runtime& nd = rt::require("squall::broadcast");

@@ -45,6 +45,7 @@ const char* kind_name(kind k) {
     case kind::allreduce: return "allreduce";
     case kind::fence: return "fence";
     case kind::finalize: return "finalize";
+    case kind::gather: return "gather";
   }
   return "unknown collective";
 }

@@ -10,7 +10,7 @@
 
 namespace squall::coll {
 
-enum class kind : std::uint32_t { barrier = 1, broadcast, reduce, allreduce, fence, finalize };
+enum class kind : std::uint32_t { barrier = 1, broadcast, reduce, allreduce, fence, finalize, gather };
 const char* kind_name(kind k);
 
 // One collective in progress on this node.

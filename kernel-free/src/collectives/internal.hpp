@@ -1,8 +1,15 @@
 // Collective steps the runtime itself uses.
 #pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
 
 namespace squall::detail {
 // The barrier of finalize, distinct from barrier() so that a node finalizing while
-// another waits in a barrier is reported as a mismatch instead of passing.
-void finalize_barrier();
+// another waits in a barrier is reported as a mismatch instead of passing. Returns whether
+// any node passed `flag` true (whether some node asked for statistics).
+bool finalize_barrier(bool flag);
+// Every node's bytes (of any size, each its own), collected on node 0 in node order; the
+// other nodes get an empty list. Finalize uses it for the statistics.
+std::vector<std::vector<std::byte>> gather_bytes(std::span<const std::byte> mine);
 }

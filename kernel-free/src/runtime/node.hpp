@@ -11,6 +11,7 @@
 
 #include "am/engine.hpp"
 #include "runtime/node_lock.hpp"
+#include "stats/forms.hpp"
 #include "bootstrap/host_list.hpp"
 #include "bootstrap/pmix_bootstrap.hpp"
 #include "transport/shm/job_area.hpp"
@@ -30,7 +31,7 @@ struct settings {
   int quiet_polls = 4;             // SQUALL_QUIET_POLLS (transport/shm/mailbox.hpp)
   bool mailbox_demote = true;      // SQUALL_MAILBOX_DEMOTE (transport/shm/mailbox.hpp)
   bool bind = false;               // SQUALL_BIND (runtime/binding.hpp)
-  bool stats = false;              // SQUALL_STATS
+  stats::forms stats;              // SQUALL_STATS
   int liveness_s = 30;             // SQUALL_LIVENESS_S (runtime/watchdog.cpp); 0: off
 };
 

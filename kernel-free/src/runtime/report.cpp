@@ -1,38 +1,77 @@
 #include "runtime/report.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <string>
 
-#include <squall/collectives.hpp>
 #include <squall/stats.hpp>
 
-namespace squall::rt {
+#include "collectives/internal.hpp"
+#include "common/log.hpp"
+#include "stats/job_counters.hpp"
+#include "stats/json.hpp"
+#include "stats/tables.hpp"
 
-void print_report(node_runtime& nd) {
-  const auto s = stats::take();
-  std::string text = "squall stats, node " + std::to_string(nd.me) + " of " + std::to_string(nd.n) + ":\n";
-  char line[256];
-  for (const auto& [name, value] : s.counters) {
-    std::snprintf(line, sizeof line, "  %-32s %14llu\n", name.c_str(), static_cast<unsigned long long>(value));
-    text += line;
+namespace squall::rt {
+namespace {
+
+std::string host_name() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown host";
+  return name;
+}
+
+std::string utc_now(const char* layout) {
+  const std::time_t now = std::time(nullptr);
+  std::tm t{};
+  gmtime_r(&now, &t);
+  char text[64];
+  std::strftime(text, sizeof text, layout, &t);
+  return text;
+}
+
+void write_json(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  bool ok = f != nullptr && std::fputs(text.c_str(), f) >= 0;
+  const int error = errno;
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) warn("SQUALL_STATS: could not write %s: %s", path.c_str(), std::strerror(error));
+}
+
+}  // namespace
+
+void check_report_file(const node_runtime& nd) {
+  const std::string& path = nd.config.stats.json_path;
+  if (nd.me != 0 || path.empty()) return;
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const bool exists = access(path.c_str(), F_OK) == 0;
+  if (exists ? access(path.c_str(), W_OK) != 0 : access(dir.c_str(), W_OK) != 0) {
+    fatal("SQUALL_STATS=json:%s: node 0 cannot write %s (%s)", path.c_str(), exists ? path.c_str() : dir.c_str(),
+          std::strerror(errno));
   }
-  for (const auto& h : s.handlers) {
-    if (h.sent == 0 && h.received == 0) continue;
-    std::snprintf(line, sizeof line, "  handler %-40s sent %10llu (%llu B)  received %10llu (%llu B)\n",
-                  h.name.c_str(), static_cast<unsigned long long>(h.sent),
-                  static_cast<unsigned long long>(h.sent_bytes),
-                  static_cast<unsigned long long>(h.received),
-                  static_cast<unsigned long long>(h.received_bytes));
-    text += line;
-  }
-  for (int i = 0; i < nd.n; ++i) {
-    if (i == nd.me) {
-      std::fflush(stdout);
-      std::fputs(text.c_str(), stderr);
-      std::fflush(stderr);
-    }
-    barrier();
-  }
+}
+
+void report(const node_runtime& nd) {
+  // Taken before gathering, so that the gathering's own messages are not in the numbers.
+  const auto mine = stats::encode(stats::take(), host_name());
+  const auto all = detail::gather_bytes(mine);
+  if (nd.me != 0) return;
+  const auto job = stats::decode(all);
+  const auto& forms = nd.config.stats;
+  std::string text;
+  const std::string date = utc_now("%Y-%m-%d %H:%M:%S UTC");
+  if (forms.table || !forms.any()) text += stats::summary_table(job, date);
+  if (forms.nodes) text += stats::per_node_table(job, date);
+  if (!forms.json_path.empty()) write_json(forms.json_path, stats::to_json(job, utc_now("%Y-%m-%dT%H:%M:%SZ")));
+  std::fflush(stdout);
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
 }
 
 }  // namespace squall::rt

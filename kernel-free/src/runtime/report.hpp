@@ -1,8 +1,14 @@
-// The statistics report SQUALL_STATS=1 prints at finalize.
+// The statistics of SQUALL_STATS at finalize: every node sends its counters to node 0,
+// which prints them as one table across nodes, per node, or writes them as JSON
+// (stats/forms.hpp).
 #pragma once
 #include "runtime/node.hpp"
 
 namespace squall::rt {
-// Prints every node's counters, one node after another (collective).
-void print_report(node_runtime& nd);
-}
+// At init, so that a long run does not end unable to write its JSON: ends the process
+// when node 0 could not write the file SQUALL_STATS names.
+void check_report_file(const node_runtime& nd);
+// Collective, at finalize once some node asked for statistics (node 0 prints the table
+// when only other nodes asked).
+void report(const node_runtime& nd);
+}  // namespace squall::rt

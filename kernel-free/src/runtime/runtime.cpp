@@ -17,6 +17,7 @@
 #include "runtime/node.hpp"
 #include "runtime/report.hpp"
 #include "runtime/show_config.hpp"
+#include "stats/forms.hpp"
 
 namespace squall {
 namespace rt {
@@ -44,7 +45,7 @@ settings read_settings(int local_nodes, int processors, bool launcher_bound) {
   // cluster launcher bound keeps the launcher's choice.
   s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed && !launcher_bound);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
-  s.stats = env_bool("SQUALL_STATS", false);
+  s.stats = stats::parse_forms(std::getenv("SQUALL_STATS"));
   s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
   return s;
 }
@@ -134,6 +135,7 @@ void init(int*, char***) {
   };
   if (local_nodes >= 2 || env_bool("SQUALL_SHOW_CONFIG", false)) find_host();
   nd->config = read_settings(local_nodes, host.topology ? host.count() : local_nodes, host.launcher_bound);
+  check_report_file(*nd);
   // Before the runtime starts any thread, so that they share the node's processors.
   if (nd->config.bind) {
     find_host();
@@ -175,8 +177,7 @@ void init(int*, char***) {
 void finalize() {
   using namespace rt;
   node_runtime& nd = require("squall::finalize");
-  detail::finalize_barrier();
-  if (nd.config.stats) print_report(nd);
+  if (detail::finalize_barrier(nd.config.stats.any())) report(nd);
   close_transports(nd);
   stop_progress_thread(nd);
   am::engine::claim_stage(false);

@@ -61,9 +61,9 @@ snapshot take() {
     for (int i = 0; i < c.used; ++i) s.counters[c.names[i]] = counter_values[i].load(std::memory_order_relaxed);
   }
   std::uint64_t sent = 0, received = 0;
-  am::for_each_handler([&](int index, std::string_view name, bool) {
+  am::for_each_handler([&](int index, std::string_view name, bool internal) {
     auto& h = handler_at(index);
-    s.handlers.push_back({std::string(name),
+    s.handlers.push_back({std::string(name), internal,
                           h.sent.load(std::memory_order_relaxed) + h.staged_sent.load(std::memory_order_relaxed),
                           h.sent_bytes.load(std::memory_order_relaxed) +
                               h.staged_sent_bytes.load(std::memory_order_relaxed),

@@ -1,0 +1,138 @@
+#include "stats/tables.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string_view>
+
+#include "stats/units.hpp"
+
+namespace squall::stats {
+namespace {
+
+constexpr std::size_t label_width = 40;   // summary: layer and counter, or a handler's name
+constexpr std::size_t layer_width = 9;
+constexpr std::size_t number_width = 10;
+constexpr std::size_t node_label_width = 28;  // per node: the counter's full name
+constexpr std::size_t node_width = 9;
+constexpr int nodes_per_block = 8;
+
+// The layers in the order of the stack, from messages down to the libraries above them;
+// layers not listed follow in the order of their names.
+constexpr std::array layer_order{"am", "shm", "tcp", "progress", "wait", "lock", "memory", "tsm", "parmacs", "chaos"};
+
+std::size_t layer_rank(std::string_view layer) {
+  const auto it = std::find(layer_order.begin(), layer_order.end(), layer);
+  return static_cast<std::size_t>(it - layer_order.begin());
+}
+
+std::string_view layer_of(std::string_view name) { return name.substr(0, name.find('.')); }
+
+// Counter names in the order the tables list them: by layer, then by name (the map's order).
+std::vector<std::string_view> ordered_counters(const job_counters& job) {
+  std::vector<std::string_view> names;
+  for (const auto& [name, values] : job.counters) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(), [](std::string_view a, std::string_view b) {
+    return layer_rank(layer_of(a)) < layer_rank(layer_of(b));
+  });
+  return names;
+}
+
+std::string where(const job_counters& job) {
+  std::vector<std::string> distinct = job.hosts;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  const std::string nodes = std::to_string(job.nodes) + (job.nodes == 1 ? " node" : " nodes");
+  if (distinct.size() == 1) return nodes + " on " + distinct[0];
+  return nodes + " on " + std::to_string(distinct.size()) + " hosts";
+}
+
+std::string summary_row(std::string label, const per_node& values, unit u) {
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const double mean = static_cast<double>(total(values)) / static_cast<double>(values.size());
+  char imbalance[32];
+  std::snprintf(imbalance, sizeof imbalance, "%.2f", static_cast<double>(*hi) / mean);
+  return align_left(label, label_width) + align_right(human(total(values), u), number_width) +
+         align_right(human(*lo, u), number_width) + align_right(human(*hi, u), number_width) +
+         align_right(imbalance, number_width);
+}
+
+std::string column_titles(std::string_view label, bool with_bytes) {
+  return align_left(label, label_width) + align_right("total", number_width) + align_right("min", number_width) +
+         align_right("max", number_width) + align_right("max/mean", number_width) +
+         (with_bytes ? align_right("bytes", number_width) : "") + "\n";
+}
+
+// The handlers of one kind (the program's, or the runtime's) that handled messages.
+void handler_rows(std::string& out, const job_counters& job, bool internal, std::string_view title) {
+  std::string rows;
+  for (const auto& h : job.handlers) {
+    if (h.internal != internal || total(h.received) == 0) continue;
+    rows += summary_row("  " + keep_tail(h.name, label_width - 3), h.received, unit::count) +
+            align_right(human(total(h.received_bytes), unit::bytes), number_width) + "\n";
+  }
+  if (rows.empty()) {
+    out += std::string(title) + ": none handled a message\n";
+  } else {
+    out += column_titles(title, true) + rows;
+  }
+}
+
+}  // namespace
+
+std::string summary_table(const job_counters& job, const std::string& date) {
+  std::string out = "squall stats: " + where(job) + ", " + date + "; zeros hidden\n";
+  out += column_titles(align_left("layer", layer_width) + "counter", false);
+  int hidden_counters = 0, hidden_handlers = 0;
+  std::string_view previous_layer;
+  for (const auto name : ordered_counters(job)) {
+    const auto& values = job.counters.find(name)->second;
+    if (total(values) == 0) {
+      ++hidden_counters;
+      continue;
+    }
+    const auto layer = layer_of(name);
+    const auto counter = layer.size() < name.size() ? name.substr(layer.size() + 1) : name;
+    std::string label = align_left(layer == previous_layer ? "" : layer, layer_width - 1) + " " +
+                        keep_tail(counter, label_width - layer_width - 1);
+    out += summary_row(std::move(label), values, unit_of(name)) + "\n";
+    previous_layer = layer;
+  }
+  for (const auto& h : job.handlers) hidden_handlers += total(h.received) == 0 ? 1 : 0;
+  handler_rows(out, job, false, "user handlers (messages handled)");
+  handler_rows(out, job, true, "runtime handlers (messages handled)");
+  out += "not shown: " + std::to_string(hidden_counters) + " counters and " + std::to_string(hidden_handlers) +
+         " handlers at zero on every node (SQUALL_STATS=json:FILE has all)\n";
+  return out;
+}
+
+std::string per_node_table(const job_counters& job, const std::string& date) {
+  std::string out = "squall stats per node: " + where(job) + ", " + date + "; zeros on every node hidden\n";
+  for (int first = 0; first < job.nodes; first += nodes_per_block) {
+    const int last = std::min(job.nodes, first + nodes_per_block);
+    const auto row = [&](std::string_view label, const per_node& values, unit u) {
+      out += align_left(keep_tail(label, node_label_width - 1), node_label_width);
+      for (int i = first; i < last; ++i) out += align_right(human(values[static_cast<std::size_t>(i)], u), node_width);
+      out += "\n";
+    };
+    const auto titles = [&](std::string_view label) {
+      out += align_left(label, node_label_width);
+      for (int i = first; i < last; ++i) out += align_right("node " + std::to_string(i), node_width);
+      out += "\n";
+    };
+    titles("counter");
+    for (const auto name : ordered_counters(job)) {
+      const auto& values = job.counters.find(name)->second;
+      if (total(values) != 0) row(name, values, unit_of(name));
+    }
+    for (const bool internal : {false, true}) {
+      titles(internal ? "runtime handlers (handled)" : "user handlers (handled)");
+      for (const auto& h : job.handlers) {
+        if (h.internal == internal && total(h.received) != 0) row("  " + h.name, h.received, unit::count);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace squall::stats
