@@ -25,11 +25,6 @@ using detail::round8;
 
 void count(int slot, std::uint64_t n = 1) { stats::bump(stats::counter_at(slot), n); }
 
-// Internal handlers of the bulk protocol and of am::call replies.
-void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64_t total,
-                      std::uint32_t args_len, std::uint64_t offset, payload bytes);
-void on_bulk_ack(token& t, std::uint32_t op);
-
 }  // namespace
 
 engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
@@ -43,17 +38,13 @@ void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64
   current_engine->bulk_fragment(t.source(), target, op, total, args_len, offset, bytes);
 }
 void on_bulk_ack(token&, std::uint32_t op) { current_engine->bulk_acked(op); }
+void on_reply(token&, std::uint32_t slot, payload result) { current_engine->complete_slot(slot, result); }
+
+const handler_entry& bulk_fragment_handler = *register_runtime_handler<&on_bulk_fragment>("squall.am.bulk_fragment");
+const handler_entry& bulk_ack_handler = *register_runtime_handler<&on_bulk_ack>("squall.am.bulk_ack");
 }  // namespace
-}  // namespace squall::am
 
-namespace squall::am::detail {
-// Named inside squall:: so the registry files them as internal.
-void on_reply(token&, std::uint32_t slot, payload result) {
-  current_engine->complete_slot(slot, result);
-}
-}  // namespace squall::am::detail
-
-namespace squall::am {
+const handler_entry& reply_handler = *register_runtime_handler<&on_reply>("squall.am.reply");
 
 
 engine::engine(transport& t, int me, int nodes)
@@ -207,7 +198,7 @@ std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, const handler_en
 }
 
 bool engine::push_bulk(int dest, queued& q) {
-  static const handler_id fragment_id = detail::registration<&on_bulk_fragment>::entry->id;
+  const handler_id fragment_id = bulk_fragment_handler.id;
   do {
     // Head: record header, the fragment's own arguments, and (first fragment only) the
     // target handler's arguments; body: the next chunk of the caller's buffer.
@@ -493,7 +484,7 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
   // Counted like any message of the target handler, then acknowledged (remote completion).
   run_handler(src, *lookup(src, r.target), h, args.data(), payload(data.get(), r.total));
   const std::uint64_t padded_op = op;  // argument buffers are read in whole words
-  send(src, *detail::registration<&on_bulk_ack>::entry, &padded_op, sizeof op, {}, 0);
+  send(src, bulk_ack_handler, &padded_op, sizeof op, {}, 0);
 }
 
 void engine::bulk_acked(std::uint32_t op) {

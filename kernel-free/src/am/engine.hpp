@@ -32,9 +32,10 @@ struct record_header {
 };
 static_assert(sizeof(record_header) == 16);
 
-namespace detail {
-void on_reply(token&, std::uint32_t slot, payload result);  // completes an am::call
+// The runtime's handler that completes an am::call with its result (registry.hpp).
+extern const handler_entry& reply_handler;
 
+namespace detail {
 struct bulk_state {
   std::atomic<bool> local{false};
   std::atomic<bool> remote{false};
