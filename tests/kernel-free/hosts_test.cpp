@@ -1,6 +1,7 @@
 // One job over several hosts: three "hosts" made of network namespaces joined by veth pairs
 // to a bridge (in a namespace of its own, so nothing on the real host changes), two nodes
-// on each. The nodes of a host talk through shared memory and the hosts through TCP:
+// on each. The nodes of a host talk through shared memory (its mailbox lane included) and
+// the hosts through TCP:
 //   - the message and collective tests pass, started by `squallrun --hosts` on every host
 //     and by `mpirun` with a hostfile (its launch agent steps into the namespaces);
 //   - a host with the wrong secret is refused and the job ends with the nodes named;
@@ -138,6 +139,11 @@ void expect_mixed_transports(const std::string& output, int nodes) {
   const auto shm = counter_values(output, "shm.packets_sent");
   ASSERT_EQ(shm.size(), static_cast<std::size_t>(nodes)) << output;
   for (long long v : shm) EXPECT_GT(v, 0) << output;
+  // The engine's mailbox lane (small request/reply packets) to the other node of its host,
+  // offered through the routed transport.
+  const auto lane = counter_values(output, "am.mailbox_lane_sends");
+  ASSERT_EQ(lane.size(), static_cast<std::size_t>(nodes)) << output;
+  for (long long v : lane) EXPECT_GT(v, 0) << output;
 }
 
 class Hosts : public ::testing::Test {

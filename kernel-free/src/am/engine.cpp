@@ -20,6 +20,7 @@ const int packets_received = stats::counter_slot("am.packets_received");
 const int packets_queued = stats::counter_slot("am.packets_queued");
 const int bulk_transfers = stats::counter_slot("am.bulk_transfers");
 const int bulk_fragments = stats::counter_slot("am.bulk_fragments");
+const int mailbox_lane_sends = stats::counter_slot("am.mailbox_lane_sends");
 
 using detail::round8;
 
@@ -30,6 +31,10 @@ void count(int slot, std::uint64_t n = 1) { stats::bump(stats::counter_at(slot),
 engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
 
 void engine::count_packet_sent() { count(packets_sent); }
+void engine::count_mail_sent() {
+  count(packets_sent);
+  count(mailbox_lane_sends);
+}
 void engine::count_packet_received() { count(packets_received); }
 
 namespace {
@@ -49,7 +54,6 @@ const handler_entry& reply_handler = *register_runtime_handler<&on_reply>("squal
 
 engine::engine(transport& t, int me, int nodes)
     : t_(t),
-      mail_(dynamic_cast<shm::shm_transport*>(&t)),
       me_(me),
       nodes_(nodes),
       max_packet_(t.max_packet()),
@@ -63,6 +67,15 @@ engine::engine(transport& t, int me, int nodes)
   stages_.reset(new stage[static_cast<std::size_t>(nodes)]);
   for (int d = 0; d < nodes; ++d) stages_[d].init(max_packet_);
   for (int i = 1; i <= nodes; ++i) poll_order_.push_back((me + i) % nodes);
+  for (int peer = 0; peer < nodes; ++peer) {
+    shm::shm_transport* lane = peer == me ? nullptr : t.mailbox_lane(peer);
+    lane_to_.push_back(lane);
+    if (lane == nullptr) continue;
+    if (mail_ != nullptr && mail_ != lane) fatal("internal error: two transports offer a mailbox lane");
+    mail_ = lane;
+    mail_peers_.push_back(peer);
+  }
+  mail_is_transport_ = mail_ != nullptr && static_cast<transport*>(mail_) == &t;
 }
 
 void engine::payload_too_large(const handler_entry& e, std::size_t size) const {
@@ -316,7 +329,7 @@ std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) 
   // Mailbox packets first, without virtual calls: the small requests and replies of
   // request/reply exchanges (taken only when nothing in the ring is ahead of them).
   if (mail_ != nullptr) {
-    for (const int src : mail_->peers_here()) {
+    for (const int src : mail_peers_) {
       const auto packet = mail_->take_mail(src);
       if (packet.empty()) continue;
       dispatch_one(src, packet);
