@@ -159,7 +159,7 @@ TEST(Fence, ReturnsAtOnceWhenNothingIsInFlight) {
   std::uint64_t collective = 0, other = 0;
   for (const auto& h : after.handlers) {
     const std::uint64_t sent = h.sent - before.handler(h.name).sent;
-    (h.name == "squall::coll::detail::on_collective" ? collective : other) += sent;
+    (h.name == "squall.collective" ? collective : other) += sent;
   }
   EXPECT_EQ(other, 0u);
   EXPECT_EQ(squall::allreduce(collective), std::uint64_t{fences} * 2 * 2 * static_cast<std::uint64_t>(n - 1));

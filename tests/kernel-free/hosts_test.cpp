@@ -1,6 +1,7 @@
 // One job over several hosts: three "hosts" made of network namespaces joined by veth pairs
 // to a bridge (in a namespace of its own, so nothing on the real host changes), two nodes
-// on each. The nodes of a host talk through shared memory and the hosts through TCP:
+// on each. The nodes of a host talk through shared memory (its mailbox lane included) and
+// the hosts through TCP:
 //   - the message and collective tests pass, started by `squallrun --hosts` on every host
 //     and by `mpirun` with a hostfile (its launch agent steps into the namespaces);
 //   - a host with the wrong secret is refused and the job ends with the nodes named;
@@ -133,6 +134,9 @@ void expect_mixed_transports(const std::string& json) {
             std::vector<std::uint64_t>(static_cast<std::size_t>(job_nodes), job_nodes - nodes_per_host))
       << stats.text;
   for (auto v : stats.counters.at("shm.packets_sent")) EXPECT_GT(v, 0u) << stats.text;
+  // The engine's mailbox lane (small request/reply packets) to the other node of its host,
+  // offered through the routed transport.
+  for (auto v : stats.counters.at("am.mailbox_lane_sends")) EXPECT_GT(v, 0u) << stats.text;
 }
 
 class Hosts : public ::testing::Test {

@@ -1,7 +1,8 @@
 // The shared-memory transport between two nodes of one job area, both in this process: small
 // packets take the pair's mailbox line only when the other side has said it took the last
 // one (in its own mailbox packet), and packets of the mailbox and the ring arrive in the order
-// sent - scripted, in a random single-threaded mix, and between two threads.
+// sent - scripted, in a random single-threaded mix, and between two threads. And the routed
+// transport of a job spanning hosts offers the mailbox lane for this host's nodes.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "stats/counters.hpp"
 #include "transport/shm/job_area.hpp"
+#include "transport/routed_transport.hpp"
 #include "transport/shm/shm_transport.hpp"
 
 using squall::shm::job_area;
@@ -196,4 +198,31 @@ TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
   send(n.t1, 0, 4, 200);
   EXPECT_TRUE(n.t0.worth_polling());
   expect_next(n.t0, 1, 4, 200);
+}
+
+namespace {
+// A transport to other hosts that carries nothing (only its mailbox lane is asked for).
+class no_wire final : public squall::transport {
+ public:
+  bool try_send(int, std::span<const std::byte>, std::span<const std::byte>) override { return false; }
+  bool try_send_written(int, std::span<const std::byte>, std::size_t, squall::body_writer) override { return false; }
+  std::span<const std::byte> peek(int) override { return {}; }
+  void release(int) override {}
+  bool any_incoming() override { return false; }
+  std::size_t max_packet() const override { return 1 << 16; }
+};
+}  // namespace
+
+// In a job spanning hosts the routed transport offers the shared-memory mailbox lane to the
+// nodes of this host, and none to the others (nor to a node of this host reached over TCP).
+TEST(RoutedTransport, OffersTheMailboxLaneToNodesOnThisHostOnly) {
+  two_nodes n;
+  no_wire tcp;
+  EXPECT_EQ(n.t0.mailbox_lane(1), &n.t0);
+  EXPECT_EQ(tcp.mailbox_lane(1), nullptr);
+  squall::routed_transport mixed(n.t0, tcp, {false, false, true});
+  EXPECT_EQ(mixed.mailbox_lane(1), &n.t0);
+  EXPECT_EQ(mixed.mailbox_lane(2), nullptr);
+  squall::routed_transport all_tcp(n.t0, tcp, {false, true});
+  EXPECT_EQ(all_tcp.mailbox_lane(1), nullptr);
 }

@@ -169,6 +169,31 @@ TEST(Locks, ManyLocks) {
   EXPECT_EQ(requests, remote);
 }
 
+// fence() waits for libtsm's protocol messages like any other: every node takes locks homed
+// on every other node and releases them all at once (releases are not waited for), then
+// fences; by then every protocol message sent was handled, job-wide, handler by handler.
+TEST(Locks, FenceWaitsForEveryRelease) {
+  constexpr std::size_t per_home = 1000;
+  const auto n = static_cast<std::size_t>(nodes()), me = static_cast<std::size_t>(node());
+  tsm::lock_array locks(per_home * n);
+  const stats::snapshot before = stats::take();
+  tsm::barrier();
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    if (i % n != me) locks.acquire(i);
+  }
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    if (i % n != me) locks.release(i);
+  }
+  fence();
+  const stats::snapshot after = stats::take();
+  for (const auto& h : after.handlers) {
+    if (!h.name.starts_with("squall::tsm::")) continue;
+    const stats::handler_counts b = before.handler(h.name);
+    const std::uint64_t sent = allreduce(h.sent - b.sent), received = allreduce(h.received - b.received);
+    EXPECT_EQ(sent, received) << h.name;
+  }
+}
+
 // Lock arrays come and go: their ids are reused, so a program may make any number over time.
 TEST(Locks, ArraysComeAndGo) {
   // 4100 collective creations and destructions: quick on a core per node, tens of seconds

@@ -13,7 +13,8 @@
 //
 // Handlers need no registration call: naming one in send/call/reply/bulk_send registers
 // it, in every node, before main runs. Its id is a hash of its qualified name, so it is
-// the same on every node of one binary.
+// the same on every node of one binary. Any name will do: the runtime's own handlers are
+// registered under names of their own ("squall.<what>", a form C++ names never take).
 //
 // Semantics: messages from one node to another are handled in the order sent; handlers
 // of one node run one at a time (never concurrently, never nested); a handler must not
@@ -53,7 +54,14 @@ namespace detail {
 using dispatch_fn = void (*)(token&, const void* ctx, const std::byte* args, std::size_t args_len,
                              payload, std::uint32_t reply_slot);
 
-const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx = nullptr);
+// What fence() does with a handler's messages: it waits for every message of a program's
+// or a library's handlers (libtsm's protocol messages included); the runtime's own plumbing
+// (the collectives fence itself runs on, bulk fragments, am::call replies) is not counted.
+enum class handler_role : std::uint8_t { message, runtime };
+
+// Names starting with "squall." are reserved for handlers of the runtime role.
+const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx = nullptr,
+                                      handler_role role = handler_role::message);
 handler_id id_of(const handler_entry* h);
 // `args` must be readable up to padded_args(args_len) bytes.
 void send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len, payload data,

@@ -20,7 +20,8 @@ typedef void (*squall_am_handler)(int source, const void* args, size_t args_len,
                                   const void* payload, size_t payload_len);
 
 /* Registers a handler under a name (every node registers the same names, before or after
- * init); returns its id, the same on every node. */
+ * init); returns its id, the same on every node, or 0 for a name starting with "squall."
+ * (reserved for the runtime's own handlers). */
 uint32_t squall_am_register(const char* name, squall_am_handler fn);
 int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len,
                    const void* payload, size_t payload_len);

@@ -20,21 +20,21 @@ const int packets_received = stats::counter_slot("am.packets_received");
 const int packets_queued = stats::counter_slot("am.packets_queued");
 const int bulk_transfers = stats::counter_slot("am.bulk_transfers");
 const int bulk_fragments = stats::counter_slot("am.bulk_fragments");
+const int mailbox_lane_sends = stats::counter_slot("am.mailbox_lane_sends");
 
 using detail::round8;
 
 void count(int slot, std::uint64_t n = 1) { stats::bump(stats::counter_at(slot), n); }
-
-// Internal handlers of the bulk protocol and of am::call replies.
-void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64_t total,
-                      std::uint32_t args_len, std::uint64_t offset, payload bytes);
-void on_bulk_ack(token& t, std::uint32_t op);
 
 }  // namespace
 
 engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
 
 void engine::count_packet_sent() { count(packets_sent); }
+void engine::count_mail_sent() {
+  count(packets_sent);
+  count(mailbox_lane_sends);
+}
 void engine::count_packet_received() { count(packets_received); }
 
 namespace {
@@ -43,22 +43,17 @@ void on_bulk_fragment(token& t, handler_id target, std::uint32_t op, std::uint64
   current_engine->bulk_fragment(t.source(), target, op, total, args_len, offset, bytes);
 }
 void on_bulk_ack(token&, std::uint32_t op) { current_engine->bulk_acked(op); }
+void on_reply(token&, std::uint32_t slot, payload result) { current_engine->complete_slot(slot, result); }
+
+const handler_entry& bulk_fragment_handler = *register_runtime_handler<&on_bulk_fragment>("squall.am.bulk_fragment");
+const handler_entry& bulk_ack_handler = *register_runtime_handler<&on_bulk_ack>("squall.am.bulk_ack");
 }  // namespace
-}  // namespace squall::am
 
-namespace squall::am::detail {
-// Named inside squall:: so the registry files them as internal.
-void on_reply(token&, std::uint32_t slot, payload result) {
-  current_engine->complete_slot(slot, result);
-}
-}  // namespace squall::am::detail
-
-namespace squall::am {
+const handler_entry& reply_handler = *register_runtime_handler<&on_reply>("squall.am.reply");
 
 
 engine::engine(transport& t, int me, int nodes)
     : t_(t),
-      mail_(dynamic_cast<shm::shm_transport*>(&t)),
       me_(me),
       nodes_(nodes),
       max_packet_(t.max_packet()),
@@ -72,6 +67,15 @@ engine::engine(transport& t, int me, int nodes)
   stages_.reset(new stage[static_cast<std::size_t>(nodes)]);
   for (int d = 0; d < nodes; ++d) stages_[d].init(max_packet_);
   for (int i = 1; i <= nodes; ++i) poll_order_.push_back((me + i) % nodes);
+  for (int peer = 0; peer < nodes; ++peer) {
+    shm::shm_transport* lane = peer == me ? nullptr : t.mailbox_lane(peer);
+    lane_to_.push_back(lane);
+    if (lane == nullptr) continue;
+    if (mail_ != nullptr && mail_ != lane) fatal("internal error: two transports offer a mailbox lane");
+    mail_ = lane;
+    mail_peers_.push_back(peer);
+  }
+  mail_is_transport_ = mail_ != nullptr && static_cast<transport*>(mail_) == &t;
 }
 
 void engine::payload_too_large(const handler_entry& e, std::size_t size) const {
@@ -207,7 +211,7 @@ std::shared_ptr<detail::bulk_state> engine::bulk_send(int dest, const handler_en
 }
 
 bool engine::push_bulk(int dest, queued& q) {
-  static const handler_id fragment_id = detail::registration<&on_bulk_fragment>::entry->id;
+  const handler_id fragment_id = bulk_fragment_handler.id;
   do {
     // Head: record header, the fragment's own arguments, and (first fragment only) the
     // target handler's arguments; body: the next chunk of the caller's buffer.
@@ -325,7 +329,7 @@ std::size_t engine::poll_until(bool (*pred)(void*), void* ctx, bool& satisfied) 
   // Mailbox packets first, without virtual calls: the small requests and replies of
   // request/reply exchanges (taken only when nothing in the ring is ahead of them).
   if (mail_ != nullptr) {
-    for (const int src : mail_->peers_here()) {
+    for (const int src : mail_peers_) {
       const auto packet = mail_->take_mail(src);
       if (packet.empty()) continue;
       dispatch_one(src, packet);
@@ -493,7 +497,7 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
   // Counted like any message of the target handler, then acknowledged (remote completion).
   run_handler(src, *lookup(src, r.target), h, args.data(), payload(data.get(), r.total));
   const std::uint64_t padded_op = op;  // argument buffers are read in whole words
-  send(src, *detail::registration<&on_bulk_ack>::entry, &padded_op, sizeof op, {}, 0);
+  send(src, bulk_ack_handler, &padded_op, sizeof op, {}, 0);
 }
 
 void engine::bulk_acked(std::uint32_t op) {

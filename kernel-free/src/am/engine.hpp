@@ -32,9 +32,10 @@ struct record_header {
 };
 static_assert(sizeof(record_header) == 16);
 
-namespace detail {
-void on_reply(token&, std::uint32_t slot, payload result);  // completes an am::call
+// The runtime's handler that completes an am::call with its result (registry.hpp).
+extern const handler_entry& reply_handler;
 
+namespace detail {
 struct bulk_state {
   std::atomic<bool> local{false};
   std::atomic<bool> remote{false};
@@ -83,14 +84,15 @@ class engine {
   // Pushes queued packets and bulk fragments into the transport as room allows.
   void push_queued();
 
-  // The mailbox lane of small request/reply messages (kernel-free/TRANSPORTS.md), when the
-  // transport is the shared-memory one. A request's reply must be stored within a few tens
-  // of nanoseconds of the request being seen, so these skip the general paths:
+  // The mailbox lane of small request/reply messages (kernel-free/TRANSPORTS.md), to the
+  // peers the transport offers it for (transport::mailbox_lane: the nodes on this host). A
+  // request's reply must be stored within a few tens of nanoseconds of the request being
+  // seen, so these skip the general paths:
   // - whether a mailbox packet waits, as a spinning waiter asks it (without the node lock;
   //   quiet for a few polls after a send, transport/shm/mailbox.hpp);
   bool mail_waiting() const { return mail_ != nullptr && mail_->mail_waiting(); }
   // - whether anything waits, as a spinning waiter asks it (transport::worth_polling);
-  bool worth_polling() { return mail_ != nullptr ? mail_->spin_incoming() : t_.worth_polling(); }
+  bool worth_polling() { return mail_is_transport_ ? mail_->spin_incoming() : t_.worth_polling(); }
   // - handles the mailbox packets that wait (node lock held); true when pred held after one;
   bool poll_mail(bool (*pred)(void*), void* ctx);
   // - sends one small record straight into dest's mailbox when aggregation is 1 and nothing
@@ -188,6 +190,7 @@ class engine {
   bool finish_record(int dest, const handler_entry& e, std::size_t bytes);
   void count_sent(const handler_entry& e, std::size_t bytes);
   static void count_packet_sent();
+  static void count_mail_sent();  // a packet sent through the mailbox lane
   static void count_packet_received();
   static body_writer copy_of(const payload& data) {
     return {[](void* d, std::byte* out) {
@@ -211,10 +214,14 @@ class engine {
                    payload data);
 
   transport& t_;
-  // The same transport when it is the shared-memory one (every node on this host): its
-  // mailboxes are then read and written without a virtual call, the lane of small
-  // request/reply messages (kernel-free/TRANSPORTS.md).
+  // The shared-memory transport offering the mailbox lane (transport::mailbox_lane), or
+  // nullptr: its mailboxes are read and written without a virtual call. By destination,
+  // the lane to it or nullptr; the peers with a lane; whether the lane's transport is the
+  // whole transport (every node on this host), so a spinning waiter need look nowhere else.
   shm::shm_transport* mail_ = nullptr;
+  std::vector<shm::shm_transport*> lane_to_;
+  std::vector<int> mail_peers_;
+  bool mail_is_transport_ = false;
   int me_, nodes_;
   std::size_t max_packet_, max_payload_, backlog_limit_;
   std::atomic<unsigned> aggregation_{1};
@@ -309,8 +316,8 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
       stages_[dest].empty()) {
     alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
     const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
-    if (mail_ != nullptr && data.empty() && mail_->try_send_mail(dest, std::span(head, head_len))) {
-      count_packet_sent();
+    if (lane_to_[dest] != nullptr && data.empty() && lane_to_[dest]->try_send_mail(dest, std::span(head, head_len))) {
+      count_mail_sent();
       count_sent(e, args_len);
       return false;
     }
@@ -346,14 +353,14 @@ inline engine::staging engine::stage_send(int dest, const handler_entry& e, cons
 
 inline bool engine::send_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len,
                               std::uint32_t reply_slot) {
-  if (mail_ == nullptr || args_len > 8 || aggregation_.load(std::memory_order_relaxed) != 1 ||
+  if (lane_to_[dest] == nullptr || args_len > 8 || aggregation_.load(std::memory_order_relaxed) != 1 ||
       out_[dest].count != 0 || !out_[dest].queue.empty() || !stages_[dest].empty()) {
     return false;
   }
   alignas(8) std::byte record[sizeof(record_header) + 8];
   const std::size_t n = write_head(record, e, args, args_len, 0, reply_slot);
-  if (!mail_->try_send_mail(dest, std::span(record, n))) return false;
-  count_packet_sent();
+  if (!lane_to_[dest]->try_send_mail(dest, std::span(record, n))) return false;
+  count_mail_sent();
   count_sent(e, args_len);
   return true;
 }
@@ -383,7 +390,7 @@ inline void engine::dispatch_one(int src, std::span<const std::byte> packet) {
 inline bool engine::poll_mail(bool (*pred)(void*), void* ctx) {
   if (running_handler_) return false;
   bool handled = false, satisfied = false;
-  for (const int src : mail_->peers_here()) {
+  for (const int src : mail_peers_) {
     const auto packet = mail_->take_mail(src);
     if (packet.empty()) continue;
     dispatch_one(src, packet);

@@ -43,7 +43,17 @@ namespace detail {
 
 handler_id id_of(const handler_entry* h) { return h->id; }
 
-const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx) {
+const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx, handler_role role) {
+  const bool runtime = role == handler_role::runtime;
+  if (runtime && !name.starts_with(runtime_prefix)) {
+    fatal("internal error: the runtime's handler '%.*s' is not named \"squall.<what>\"",
+          static_cast<int>(name.size()), name.data());
+  }
+  if (!runtime && name.starts_with(runtime_prefix)) {
+    fatal("active-message handler name '%.*s' is reserved for Squall's runtime (names starting "
+          "with \"squall.\"); choose another",
+          static_cast<int>(name.size()), name.data());
+  }
   auto& r = reg();
   std::lock_guard g(r.mutex);
   const handler_id id = hash_name(name);
@@ -65,7 +75,7 @@ const handler_entry* register_handler(std::string_view name, dispatch_fn fn, con
   e.fn = fn;
   e.ctx = ctx;
   e.index = static_cast<int>(r.entries.size()) - 1;
-  e.internal = name.starts_with("squall::");
+  e.internal = runtime;
   r.slots[i].store(&e, std::memory_order_release);
   return &e;
 }

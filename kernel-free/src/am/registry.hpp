@@ -14,8 +14,18 @@ struct handler_entry {
   detail::dispatch_fn fn = nullptr;
   const void* ctx = nullptr;
   int index = -1;         // slot of its counters
-  bool internal = false;  // Squall's own protocol messages (not counted by fence)
+  bool internal = false;  // the runtime's own plumbing (handler_role::runtime): not counted by fence
 };
+
+// The names of the runtime's own handlers start with this; no other handler's may.
+inline constexpr std::string_view runtime_prefix = "squall.";
+
+// Registers one of the runtime's own handlers under `name` ("squall.<what>"), before main
+// runs on every node (call it to initialise a namespace-scope variable).
+template <auto F>
+const handler_entry* register_runtime_handler(std::string_view name) {
+  return detail::register_handler(name, &detail::dispatch<F>, nullptr, detail::handler_role::runtime);
+}
 
 // The entry for an id, or nullptr when no handler of that id is registered on this node.
 const handler_entry* find_handler(handler_id id);

@@ -67,6 +67,11 @@ uint32_t squall_am_register(const char* name, squall_am_handler fn) {
     last_error = "squall: squall_am_register: name and function must not be null";
     return 0;
   }
+  if (std::string_view(name).starts_with(squall::am::runtime_prefix)) {
+    last_error = std::string("squall: squall_am_register: the name '") + name +
+                 "' is reserved for Squall's runtime (names starting with \"squall.\"); choose another";
+    return 0;
+  }
   return squall::am::detail::register_handler(name, &dispatch_c, reinterpret_cast<const void*>(fn))->id;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "am/registry.hpp"
 #include "common/log.hpp"
 #include "runtime/node.hpp"
 
@@ -34,6 +35,13 @@ void on_collective(am::token& t, std::uint64_t seq, kind k, std::uint32_t round,
   inbox[seq].push_back({t.source(), k, round, std::vector<std::byte>(data.begin(), data.end())});
 }
 }  // namespace squall::coll::detail
+
+// The runtime's own handler, under its own name: fence() runs on it, so it must not count it.
+template <>
+struct squall::am::detail::registration<&squall::coll::detail::on_collective> {
+  static inline const handler_entry* const entry =
+      register_runtime_handler<&squall::coll::detail::on_collective>("squall.collective");
+};
 
 namespace squall::coll {
 

@@ -104,7 +104,7 @@ void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t si
   rt::node_runtime& nd = checked("am::call (reply)", dest);
   const std::uint64_t padded_slot = slot;  // argument buffers are read in whole words
   rt::locked(nd, [&] {
-    nd.engine->send(dest, *registration<&on_reply>::entry, &padded_slot, sizeof slot,
+    nd.engine->send(dest, reply_handler, &padded_slot, sizeof slot,
                     payload(static_cast<const std::byte*>(result), size), 0);
   });
 }

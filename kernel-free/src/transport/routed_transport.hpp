@@ -31,6 +31,7 @@ class routed_transport final : public transport {
     remote_.node_sleeps();
   }
   std::size_t max_packet() const override { return std::min(local_.max_packet(), remote_.max_packet()); }
+  shm::shm_transport* mailbox_lane(int peer) override { return to(peer).mailbox_lane(peer); }
 
  private:
   transport& to(int node) { return far_[node] ? remote_ : local_; }

@@ -6,6 +6,10 @@
 
 namespace squall {
 
+namespace shm {
+class shm_transport;
+}
+
 // Writes a packet body of a known size straight into a transport's buffer.
 struct body_writer {
   void (*fn)(void* ctx, std::byte* out);
@@ -37,6 +41,10 @@ class transport {
   // Called by a thread of this node before it sleeps until a doorbell (the transport may
   // have to watch for arrivals itself meanwhile).
   virtual void node_sleeps() {}
+  // The mailbox lane to and from `peer` (kernel-free/TRANSPORTS.md): the shared-memory
+  // transport that carries its packets, whose mailboxes the message layer then writes and
+  // reads itself, without virtual calls; nullptr when its packets take another way.
+  virtual shm::shm_transport* mailbox_lane(int /*peer*/) { return nullptr; }
 };
 
 }  // namespace squall

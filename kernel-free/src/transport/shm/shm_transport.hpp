@@ -37,10 +37,15 @@ class shm_transport final : public transport {
   // Wakes `node` if none of its threads is polling.
   void ring_doorbell(int node);
 
+  // Every peer this transport carries packets for has a mailbox lane here (none for this
+  // node itself: its mailbox stays unattached, so try_send_mail says no).
+  shm_transport* mailbox_lane(int /*peer*/) override { return this; }
+
   // The lane for small request/reply packets, called without a virtual call by the message
-  // layer (am/engine.hpp), which reaches this transport directly when every node is on this
-  // host. The same rules as try_send and peek: a packet goes to the mailbox when the other
-  // side took the last one, and is taken from it when nothing in the ring is ahead of it.
+  // layer (am/engine.hpp), which reaches this transport through mailbox_lane(), also behind
+  // the routed transport of a job spanning hosts. The same rules as try_send and peek: a
+  // packet goes to the mailbox when the other side took the last one, and is taken from it
+  // when nothing in the ring is ahead of it.
   bool try_send_mail(int dest, std::span<const std::byte> packet) {
     mailbox& m = mail_[dest];
     if (packet.size() > mailbox::max_packet || !m.can_send()) return false;
@@ -56,7 +61,6 @@ class shm_transport final : public transport {
     if (word == 0 || mailbox::position_of(word) != static_cast<std::uint32_t>(in_[src].position())) return {};
     return m.take(word);
   }
-  const std::vector<int>& peers_here() const { return local_; }  // the nodes with rings
   // Whether a mailbox packet waits, for a spinning waiter (mailbox::worth_looking).
   bool mail_waiting() const {
     for (const int i : local_) {
