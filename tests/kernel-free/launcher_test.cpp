@@ -174,13 +174,14 @@ TEST(Launcher, StatsReportAtFinalize) {
   const auto o = run("SQUALL_STATS=1 " + squallrun + " -n 3 " + scenarios + " stats");
   EXPECT_EQ(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "squall stats: 3 nodes on "), 1) << o.output;
-  EXPECT_TRUE(std::regex_search(o.output, std::regex("\nam +messages_received +[0-9]+ "))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex("\nam +[a-z_]+ +[0-9]+ "))) << o.output;  // the layer
+  EXPECT_TRUE(std::regex_search(o.output, std::regex("\n +messages_received +[0-9]+ "))) << o.output;
   EXPECT_TRUE(std::regex_search(o.output, std::regex("\n +messages_sent +[0-9]+ "))) << o.output;
   // Every node sent one hello to every node.
   std::smatch hello;
   ASSERT_TRUE(std::regex_search(o.output, hello, std::regex("\n  [^\n]*on_hello +9 +3 +3 +1.00 "))) << o.output;
   const auto at = static_cast<std::size_t>(hello.position(0));
-  EXPECT_LT(o.output.find("user handlers"), at) << o.output;
+  EXPECT_LT(o.output.find("program's handlers"), at) << o.output;
   EXPECT_GT(o.output.find("runtime handlers"), at) << o.output;
   EXPECT_NE(o.output.find("not shown: "), std::string::npos) << o.output;  // zeros are hidden
 }
@@ -209,7 +210,7 @@ TEST(Launcher, BadFlagsAreRejected) {
   for (const std::string args : {"-n 0 /bin/true", "-n abc /bin/true", "-n 2", "/bin/true",
                                   "-n 2 --aggregation 0 /bin/true", "-n 2 --ring-bytes 100000 /bin/true",
                                   "-n 2 --bogus /bin/true", "--nodes=0 /bin/true", "-n", "-n 2 --grace",
-                                  "-n 2 --stats=1 /bin/true", "-n 2 --transport=udp /bin/true", "-n 2 -x /bin/true",
+                                  "-n 2 --label=1 /bin/true", "-n 2 --stats=bogus /bin/true", "-n 2 --transport=udp /bin/true", "-n 2 -x /bin/true",
                                   "--version=2", "-n 2 --label=1 /bin/true"}) {
     const auto o = run(squallrun + " " + args);
     EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
@@ -259,7 +260,7 @@ TEST(Launcher, HelpListsEveryOption) {
   for (const std::string flag : {"-h", "--help"}) {
     const auto o = run(squallrun + " " + flag);
     EXPECT_EQ(o.status, 0) << o.output;
-    for (const std::string option : {"-n, --nodes N", "--aggregation K", "--stats", "--transport shm|tcp",
+    for (const std::string option : {"-n, --nodes N", "--aggregation K", "--stats[=FORMS]", "--transport shm|tcp",
                                       "--ring-bytes B", "--grace S", "--hosts A,B,...", "--host-index K",
                                       "--make-secret", "--label", "--version", "-h, --help"}) {
       EXPECT_NE(o.output.find("  " + option + " "), std::string::npos) << flag << ": " << option << "\n" << o.output;

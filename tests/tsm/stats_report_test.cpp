@@ -128,7 +128,7 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
   // Counters: every row adds up; every counter nonzero somewhere has a row, the others none.
   std::map<std::string, row> shown;
   std::size_t at = 2;
-  for (std::string layer; at < table.size() && !table[at].starts_with("user handlers"); ++at) {
+  for (std::string layer; at < table.size() && !table[at].starts_with("program's handlers"); ++at) {
     const row r = parse_row(table[at]);
     const std::string first = cut(table[at], 0, 9);
     if (!first.empty()) layer = first;
@@ -146,13 +146,19 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
   EXPECT_GT(j.total("tsm.read_misses"), 0u);
   EXPECT_NE(table.back().find("not shown: " + std::to_string(zeros) + " counters"), std::string::npos) << table.back();
 
-  // Handlers: the program's in their own section, the runtime's (TSM, collectives) in theirs.
-  std::map<std::string, bool> listed;  // handler -> listed as internal
-  bool internal_section = false;
+  // Handlers: the program's, Squall's libraries' (libtsm's, named squall::...) and the
+  // runtime's (flagged internal) each in their own section.
+  enum section { program, library, runtime };
+  std::map<std::string, section> listed;  // handler -> the section listing it
+  section current = program;
   for (; at + 1 < table.size(); ++at) {
-    if (table[at].starts_with("user handlers")) continue;
+    if (table[at].starts_with("program's handlers")) continue;
+    if (table[at].starts_with("library handlers")) {
+      current = library;
+      continue;
+    }
     if (table[at].starts_with("runtime handlers")) {
-      internal_section = true;
+      current = runtime;
       continue;
     }
     const row r = parse_row(table[at]);
@@ -160,15 +166,19 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
       return h.first == r.label || (r.label.starts_with("…") && h.first.ends_with(r.label.substr(3)));
     });
     ASSERT_NE(match, j.handlers.end()) << "no handler " << r.label << " in the JSON";
-    listed[match->first] = internal_section;
-    EXPECT_EQ(match->second.internal, internal_section) << match->first;
+    listed[match->first] = current;
+    EXPECT_EQ(match->second.internal, current == runtime) << match->first;
+    if (current != runtime) {
+      EXPECT_EQ(match->first.starts_with("squall::"), current == library) << match->first;
+    }
     expect_row_matches(r, match->second.received, match->first);
   }
   const auto note = std::find_if(listed.begin(), listed.end(), [](const auto& h) { return h.first.ends_with("on_stats_note"); });
   ASSERT_NE(note, listed.end()) << o.output;
-  EXPECT_FALSE(note->second) << "the program's handler is listed with the runtime's\n" << o.output;
+  EXPECT_EQ(note->second, program) << "the program's handler is listed with Squall's\n" << o.output;
   EXPECT_EQ(j.handlers.at(note->first).received, (std::vector<std::uint64_t>{40, 0, 0, 0, 0, 0, 0, 0}));
-  EXPECT_TRUE(std::any_of(listed.begin(), listed.end(), [](const auto& h) { return h.second; })) << o.output;
+  EXPECT_TRUE(std::any_of(listed.begin(), listed.end(), [](const auto& h) { return h.second == runtime; })) << o.output;
+  EXPECT_TRUE(std::any_of(listed.begin(), listed.end(), [](const auto& h) { return h.second == library; })) << o.output;
   for (const auto& [name, h] : j.handlers) {
     std::uint64_t received = 0;
     for (auto v : h.received) received += v;

@@ -63,18 +63,38 @@ std::string column_titles(std::string_view label, bool with_bytes) {
          (with_bytes ? align_right("bytes", number_width) : "") + "\n";
 }
 
-// The handlers of one kind (the program's, or the runtime's) that handled messages.
-void handler_rows(std::string& out, const job_counters& job, bool internal, std::string_view title) {
+// Who a handler belongs to, for the report only: the runtime's plumbing (registered as such),
+// Squall's libraries (libtsm's, CHAOS's protocol messages: named in namespace squall::), or the
+// program. Only the first decides anything (what fence() counts); the other two are shown apart
+// so that a program's own messages are not lost among its libraries'.
+enum class owner { program, library, runtime };
+
+owner owner_of(const job_handler& h) {
+  if (h.internal) return owner::runtime;
+  return std::string_view(h.name).starts_with("squall::") ? owner::library : owner::program;
+}
+
+std::string_view title_of(owner o) {
+  switch (o) {
+    case owner::program: return "program's handlers";
+    case owner::library: return "library handlers";
+    case owner::runtime: return "runtime handlers";
+  }
+  return "";
+}
+
+// The handlers of one owner that handled messages.
+void handler_rows(std::string& out, const job_counters& job, owner who) {
   std::string rows;
   for (const auto& h : job.handlers) {
-    if (h.internal != internal || total(h.received) == 0) continue;
+    if (owner_of(h) != who || total(h.received) == 0) continue;
     rows += summary_row("  " + keep_tail(h.name, label_width - 3), h.received, unit::count) +
             align_right(human(total(h.received_bytes), unit::bytes), number_width) + "\n";
   }
-  if (rows.empty()) {
-    out += std::string(title) + ": none handled a message\n";
-  } else {
-    out += column_titles(title, true) + rows;
+  if (!rows.empty()) {
+    out += column_titles(std::string(title_of(who)) + " (messages handled)", true) + rows;
+  } else if (who == owner::program) {
+    out += std::string(title_of(who)) + ": none handled a message\n";
   }
 }
 
@@ -99,8 +119,7 @@ std::string summary_table(const job_counters& job, const std::string& date) {
     previous_layer = layer;
   }
   for (const auto& h : job.handlers) hidden_handlers += total(h.received) == 0 ? 1 : 0;
-  handler_rows(out, job, false, "user handlers (messages handled)");
-  handler_rows(out, job, true, "runtime handlers (messages handled)");
+  for (const owner who : {owner::program, owner::library, owner::runtime}) handler_rows(out, job, who);
   out += "not shown: " + std::to_string(hidden_counters) + " counters and " + std::to_string(hidden_handlers) +
          " handlers at zero on every node (SQUALL_STATS=json:FILE has all)\n";
   return out;
@@ -125,10 +144,10 @@ std::string per_node_table(const job_counters& job, const std::string& date) {
       const auto& values = job.counters.find(name)->second;
       if (total(values) != 0) row(name, values, unit_of(name));
     }
-    for (const bool internal : {false, true}) {
-      titles(internal ? "runtime handlers (handled)" : "user handlers (handled)");
+    for (const owner who : {owner::program, owner::library, owner::runtime}) {
+      titles(title_of(who));
       for (const auto& h : job.handlers) {
-        if (h.internal == internal && total(h.received) != 0) row("  " + h.name, h.received, unit::count);
+        if (owner_of(h) == who && total(h.received) != 0) row("  " + h.name, h.received, unit::count);
       }
     }
   }
