@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # squall_parmacs_program(name prog.C [more.C more.H ...] [AS_IS]): an executable from a program
 # written with the PARMACS macros. Each .C (or .U) goes through m4 with Squall's parmacs.m4
 # into a .c compiled as C against squall::tsm; each .H into a .h beside them, which the .c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # squall_pkg_config(target DESCRIPTION text [REQUIRES modules...] [CFLAGS flags...] [LIBS flags...]):
 # installs <libdir>/pkgconfig/<library file name>.pc for the library target (squall-kf.pc for
 # libsquall-kf). Its paths are relative to the .pc file (${pcfiledir}), so the installed tree

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // dsmc_seq: the sequential reference of the paper's direct simulation Monte Carlo application.
 #include <iostream>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // moldyn_seq: the sequential reference of the paper's molecular-dynamics application.
 #include <cstdio>
 #include <iostream>

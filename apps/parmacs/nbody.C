@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* nbody.C: a few time steps of a direct (all-pairs) gravitational n-body computation,
  * SPLASH-2 style (as in water-nsquared), for Squall's PARMACS macros.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* radix.C: parallel radix sort of N pseudo-random integer keys, SPLASH-2 style, for
  * Squall's PARMACS macros.
  *

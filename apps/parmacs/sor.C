@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* sor.C: red-black successive over-relaxation for the Laplace equation on an N x N grid,
  * SPLASH-2 style, for Squall's PARMACS macros.
  *

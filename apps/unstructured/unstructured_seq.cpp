@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // unstructured_seq: the sequential reference of the paper's CFD kernel on an unstructured mesh.
 #include <algorithm>
 #include <iostream>

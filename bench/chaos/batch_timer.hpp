@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How both chaos_exchange programs time an exchange, so that their figures compare: `trials`
 // batches of `reps` back-to-back executions, each batch started together (after `sync`, a
 // barrier), each node timing its own batch. The caller takes the slowest node per batch

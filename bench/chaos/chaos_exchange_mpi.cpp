@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // chaos_exchange_mpi: the message-passing half of the chaos_exchange benchmark (run under
 // mpirun on as many processes as the Squall run had nodes; bench/chaos/chaos_exchange runs it).
 //

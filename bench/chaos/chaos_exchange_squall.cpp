@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // chaos_exchange_squall: the Squall half of the chaos_exchange benchmark (run under squallrun;
 // bench/chaos/chaos_exchange runs it beside chaos_exchange_mpi).
 //

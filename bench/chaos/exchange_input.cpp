@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "exchange_input.hpp"
 
 namespace squall::bench::chaos_exchange {

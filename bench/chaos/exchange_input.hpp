@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What chaos_exchange moves, shared by its Squall and MPI programs: the paper's unstructured
 // mesh, the per-node element (the flow kernel's five doubles), and the values both programs
 // fill in and check, so that a wrong exchange fails the run instead of producing a figure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Command line of the two chaos_exchange programs (each takes the options that concern it).
 #pragma once
 #include <cstdint>

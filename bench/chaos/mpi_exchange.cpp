@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "mpi_exchange.hpp"
 
 #include <algorithm>

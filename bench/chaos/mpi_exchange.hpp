@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The message-passing reference: the edge loop's exchange written directly with MPI, as a
 // hand-parallelised code would. The lists are computed once (a hand-written inspector with
 // the whole owner map at hand); gather and scatter-add then run either as one MPI_Alltoallv

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The partition the Squall run computed, handed to the MPI run so that both exchange exactly
 // the same data: the mesh it was made for, the owner of every mesh node and the node that
 // runs every edge.

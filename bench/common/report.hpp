@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every benchmark prints: a readable table, and with --json one JSON object of its
 // figures as the last line.
 #pragma once

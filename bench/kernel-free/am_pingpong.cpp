@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // am_pingpong: round trip of a small active message between nodes 0 and 1, beside the
 // floor: a raw ping-pong on one shared-memory flag between the same two processes.
 // --iters K round trips per trial (default 100000), --trials T trials (default 7).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // am_stream: the ARMI aggregation experiment. Node 0 sends k small messages to node 1 and
 // then one that node 1 answers; the time per round is measured for several aggregation
 // factors (messages per packet), each beside factor 1 in the same run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // line_handoff: what it costs to hand a cache line back and forth between the cores of
 // nodes 0 and 1. It is not a target but the hardware under am_pingpong's floor and ratio:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A page of plain shared memory between nodes 0 and 1 of a job on one host, outside
 // Squall's segments: what the floors of the message benchmarks ping-pong on.
 #pragma once

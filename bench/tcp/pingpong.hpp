@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the three tcp_pingpong programs share: the plan (sizes, trials), its command line, the
 // timing loop, and what they print. Header-only and free of Squall and MPI, so that the raw
 // and MPI programs measure nothing but their own transport.

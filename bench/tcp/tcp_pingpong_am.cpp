@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tcp_pingpong_am: the Squall half of tcp_pingpong, run as `squallrun -n 2 -- tcp_pingpong_am`
 // with SQUALL_TRANSPORT=tcp (bench/tcp/tcp_pingpong does). Node 0 measures, node 1 only runs
 // handlers:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tcp_pingpong_mpi: the peer of tcp_pingpong, Open MPI's own ping-pong, run as
 // `mpirun -np 2 ... --mca btl self,tcp tcp_pingpong_mpi` (bench/tcp/tcp_pingpong does). Rank 0
 // measures, rank 1 answers, with the same exchanges as tcp_pingpong_am:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tcp_pingpong_raw: the floor of tcp_pingpong. Two processes, one TCP connection (TCP_NODELAY,
 // blocking sockets, default buffer sizes), the same exchanges as tcp_pingpong_am:
 //   raw_tcp_rtt_us       8 bytes there, 8 bytes back, each end sleeping in recv;

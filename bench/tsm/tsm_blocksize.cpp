@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tsm_blocksize: what the stache block size (4, 16, 64 KiB) does to two sharing patterns on
 // 2 nodes, the question of the TSM paper's figure 6.
 //   sweep  spatial locality: node 0 writes a 4 MiB array (then holds every block), then node 1

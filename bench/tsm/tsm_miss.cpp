@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tsm_miss: what a TSM miss costs between 2 nodes, on 4 KiB blocks homed on node 1, in the
 // steady state of a producer (node 1, the home) and a consumer (node 0). Each trial node 1
 // first writes every block, then node 0 takes:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tsm_sync: lock handoff and barrier latency on 2 nodes.
 //   lock_handoff_us  both nodes acquire one lock (homed on node 0) over and over, adding one
 //                    to a shared counter inside: time per acquisition, the lock alternating

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collective error agreement: a problem found on one node is reported on every node, so
 // that no node goes on into a collective the others have left.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "call_order.hpp"
 
 #include <squall/am.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every node makes the same executor calls (schedule executions, remaps, exchanges) in the
 // same order. Each node numbers its calls 0, 1, 2, ... and every message names its call's
 // number and kind, so a node that skipped or added a call, or called another one, ends the

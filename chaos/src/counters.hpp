@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The library's counters ("chaos.*" in squall::stats).
 #pragma once
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Cut edges of a distribution: edges whose two ends have different owners, totalled over
 // the nodes.
 #include <array>

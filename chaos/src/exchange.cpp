@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include <squall/chaos/exchange.hpp>
 
 #include <squall/am.hpp>

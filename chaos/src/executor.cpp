@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executor: runs a communication pattern, one message per communicating pair.
 //
 // Executions are numbered with the node's other executor calls (call_order.hpp), the same

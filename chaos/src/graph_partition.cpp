@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Graph partitioning with METIS. The graph is gathered to node 0, which runs METIS and
 // broadcasts every vertex's part (memory O(vertices) on every node, O(graph) on node 0): the
 // same kind of simplification as the gathered bisection in recursive_bisection.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The inspector: from indirection arrays of global indices to a schedule, rewriting the
 // arrays to local offsets on the way.
 #include <squall/chaos/schedule.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Iteration partitioners: which node runs each of this node's loop iterations.
 //
 // Not collective: the lookups go through the translation table, and "the least-loaded node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The call to METIS: a clean symmetric CSR graph (METIS wants no self-loops, no repeated
 // edges, every edge both ways) with integer vertex weights.
 #include <metis.h>

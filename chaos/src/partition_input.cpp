@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Input checks of the partitioners, and gathering the points of the geometric ones.
 #include <cmath>
 #include <string>

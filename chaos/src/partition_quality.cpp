@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Balance figures of a partition, computed from every element's part (the same list, hence the
 // same figures, on every node).
 #include <algorithm>

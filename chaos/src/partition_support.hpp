@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the partitioners share: the gathered points of the geometric partitioners, recursive
 // bisection, the balance figures and the call to METIS.
 #pragma once

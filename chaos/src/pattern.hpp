@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A communication pattern: what this node sends to and receives from each peer in one
 // execution, as positions in the sending and the receiving array. A schedule holds one
 // (gather runs it forwards, scatter backwards); a remap plan holds one plus local copies.

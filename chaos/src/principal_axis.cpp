@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The principal axis of a small symmetric matrix, by cyclic Jacobi rotations (rib's inertia).
 #include <cmath>
 

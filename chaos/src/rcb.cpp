@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recursive coordinate bisection: each group is cut across the longest side of its bounding box.
 #include <limits>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recursive bisection over the gathered points, shared by rcb and rib (which differ only in
 // the key a group is ordered by).
 //

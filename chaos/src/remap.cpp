@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Remap: a pattern from one distribution's layout to another's.
 #include <squall/chaos/remap.hpp>
 

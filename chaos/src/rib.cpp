@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recursive inertial bisection: each group is cut across the principal axis of its inertia
 // (the direction in which its points, weighted, spread the most).
 #include <utility>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The schedule object, merging, and the executor's typed entry points.
 #include <squall/chaos/schedule.hpp>
 

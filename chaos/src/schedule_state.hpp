@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a schedule is: a pattern (owners send the elements ghosts copy) and the ghost area
 // it fills.
 #pragma once

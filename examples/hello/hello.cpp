@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Squall's first program: every node has its neighbour square a number, greets node 0, sends
 // it a block of any size, and the nodes add up their ids. Run: squallrun -n 2 ./hello
 #include <cstdio>

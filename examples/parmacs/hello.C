@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A first PARMACS program: P processes, one per node, take ids under a `LOCK', add them up
  * and meet at a `BARRIER'. Built with the compiler wrapper or squall_parmacs_program():
  *   squall-parmacs-cc -o hello hello.C hello.H

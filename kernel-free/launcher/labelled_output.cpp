@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "labelled_output.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // squallrun --label: the nodes' standard output and error go through pipes that the launcher
 // reads, and each line goes out whole, to the launcher's own stdout or stderr as it came,
 // with its node's label "[K] " in front. Lines of different nodes never mix mid-line.

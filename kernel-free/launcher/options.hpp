@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // squallrun's command line and the settings it reads from the environment.
 #pragma once
 #include <cstdint>

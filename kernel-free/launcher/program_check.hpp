@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whether the program can be started, checked once by the launcher before any node starts,
 // so that a missing program is one message rather than one per node.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // squallrun: starts N nodes of a program on this host, connected by shared memory, and
 // watches them: when a node dies or exits without finalize, every other node is told
 // (they print which node was lost and exit), and survivors are killed after a grace period.

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 divert(-1)
 # PARMACS macros for Squall's transparent shared memory (squall/parmacs.h has the model).
 #   m4 -s -Ulen -Uindex parmacs.m4 prog.C > prog.c

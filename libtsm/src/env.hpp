@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A whole number from the environment, for libtsm's settings: `fallback` when unset, else it
 // must lie in [min, max], or the process ends with a message naming the variable.
 #pragma once

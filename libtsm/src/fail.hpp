@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ending the job on a broken protocol invariant (a bug, not a user mistake): a message on
 // standard error, then abort, so squallrun reports the node as lost. Safe in a fault handler
 // on the SIGBUS path (no allocation).

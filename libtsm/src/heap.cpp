@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared heap: TSM segments made collectively by tsm::init, from which any node
 // allocates at any time (tsm::malloc, G_MALLOC) without the others taking part. Node 0 keeps
 // the free list; a node asks it by message (am::call) and gets an offset back, valid on every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Locks handed over by message: lock i of an array lives at node i % nodes, which grants it
 // to one requester at a time and queues the others in arrival order (FIFO, so fair under
 // contention). A release goes to the home, which grants the lock to the next in line: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "segment_size.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The checks a TSM segment's size passes before anything is built for it: per-block state
 // for a size that can never be served would take memory (GBs in seconds) only to be refused.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TSM segments: a global segment per allocation with its own stache protocol object,
 // every block Invalid on every node (the home's own accesses fault like anyone's).
 #include <algorithm>

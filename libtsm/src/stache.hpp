@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The stache protocol for one TSM segment: the home side (a directory entry per block and
 // the requests waiting for busy blocks) and the cache side (fault handlers that ask the
 // home and wait). The states and messages are described in libtsm/PROTOCOL.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API: each call catches what the C++ one throws and turns it into -1 or NULL with a
 // message in tsm_last_error().
 #include <squall/tsm.h>

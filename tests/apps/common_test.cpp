@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared pieces: keyed random numbers, checksums, options and figures.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // dsmc: the initial gas, the three phases, conservation of particles and the x-move fraction.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // moldyn: the lattice input, the interaction list, the forces and energy conservation.
 #include <gtest/gtest.h>
 

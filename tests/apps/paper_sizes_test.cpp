@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The paper's full DSMC run (Table 1: 48,600 particles growing to 72,693 over 400 steps).
 // Seconds in an optimised build, too slow under the sanitizers: labelled no-sanitizer.
 #include <gtest/gtest.h>

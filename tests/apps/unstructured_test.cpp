@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // unstructured: the generated mesh's statistics and validity, and the flow computation.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bad input is a usage_error, and the library still works afterwards. Every node makes the same
 // mistake, so collectives stay matched; errors a single node makes (lookups) are local.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // exchange and allgather, the collectives the set-up phases are built on: contents against
 // the buffers every node can compute for every other, one message per non-empty buffer, and
 // many exchanges back to back (a fast node's next exchange arriving early).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executor against the sequential truth: gather, scatter (ghost values overwrite their
 // owners), scatter_op with add, min, max and a non-commutative user function (ghosts combined
 // in node order), and elements of several components.

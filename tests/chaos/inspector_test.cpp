@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The inspector against the sequential truth, with tables in both modes: localized indirection
 // arrays read the referenced values after a gather, each off-node element is fetched once
 // (however often and in however many arrays it is referenced), local-only and all-remote

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executor's counters: exactly one message per communicating pair and execution (also
 // when a pair's data needs a bulk transfer), "chaos.executions" one per call, and
 // "chaos.elements" the elements this node sends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Partitioners against sequential references every node computes from a common seed: RCB
 // (exact, against a sequential bisection), RIB, METIS, cut edges, the iteration partitioners,
 // and every kind of bad input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sequential truth for the CHAOS tests: random irregular distributions and reference patterns
 // that every node computes identically from a common seed, so each node knows every node's
 // part and checks its own results without asking the library under test.

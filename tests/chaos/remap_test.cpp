@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Remap between distributions: a random distribution to another and back gives the original,
 // one plan serves several arrays, remap to the block layout, one message per communicating
 // pair, and owned_after against the sequential answer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // scatter_append: random items to random nodes (and to the owners of random elements through a
 // table) arrive in source-node order, each source's items in the order sent, one message per
 // communicating pair.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Programs that misuse the library on purpose, run by scenarios_test under squallrun:
 //   type-mismatch   node 0 gathers doubles over a schedule the others gather int64s over
 //   same-type       the same gather with int64s everywhere (the control: must succeed)

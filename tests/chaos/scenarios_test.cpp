@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Misuse that cannot be reported to the caller ends the job with a message naming the cause:
 // runs chaos_scenarios under squallrun and reads what it prints.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Split-phase execution: begin, local work, end; two executions of different schedules
 // outstanding at once (ended in either order); an execution ended by its destructor or moved.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Translation tables in both modes against the distribution every node computes from a common
 // seed: lookups, batching (request counts), memory per node, and the block layout. Bad owned
 // lists are in errors_test.cpp.

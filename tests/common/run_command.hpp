@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // For tests that drive squallrun from outside: run a shell command with a hard time limit
 // and read what it printed.
 #pragma once

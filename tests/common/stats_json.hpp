@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // For tests that read SQUALL_STATS=json:FILE: the values of each counter and handler, node by
 // node, read with patterns that fit the file's fixed layout (kernel-free/src/stats/json.hpp).
 // Whether the file is valid JSON is checked apart (python3 -m json.tool).

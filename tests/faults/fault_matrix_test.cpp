@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fault-injection matrix: a node of a running job is killed (SIGKILL) or stopped
 // (SIGSTOP) at a random moment while the job takes a TSM lock, serves misses at a home,
 // runs CHAOS exchanges or TSM barriers (fault_scenarios.cpp), on 2, 4 and 8 nodes, under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The programs of the fault-injection matrix (fault_matrix_test): each node loops in one
 // activity until the test kills, stops or cuts off one of them from outside, and must then
 // end with every survivor naming the lost node.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A received active-message packet: its records are walked until the end or a corrupt one;
 // every record's arguments and payload must lie inside the packet.
 #include <cstddef>

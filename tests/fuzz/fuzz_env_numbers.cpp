@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Settings read from the environment: SQUALL_* numbers (kernel-free's parse_int, libtsm's
 // parse_number, which also reads the PARMACS macros' arguments) and SQUALL_TCP_ADDR. A
 // number is accepted only when the text is exactly its decimal digits (with a leading '-'

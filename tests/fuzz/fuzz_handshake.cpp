@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bytes a stranger sends during the TCP handshake: as the connector's response to a node's
 // challenge, and as a challenge and a proof to a connecting node. None may be accepted
 // without the job's secret, and none may make the checks read outside what was received.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A job area as another process wrote it: a node maps it only if its header checks out,
 // and then every ring and mailbox line of this host's nodes must lie inside it.
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bytes as they arrive on a TCP connection: frames are read one after the other until the
 // stream is incomplete or corrupt; every frame's body must lie inside the bytes read.
 #include <cstddef>

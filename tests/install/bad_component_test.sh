@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # find_package(Squall) with a component Squall does not have: optional, it is reported not
 # found; required, the configuration fails naming it and the real components.
 set -euo pipefail

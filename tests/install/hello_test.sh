@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # README's first program, examples/hello ($2/hello), built against the installed Squall ($1)
 # as its CMakeLists.txt stands (no CMAKE_CXX_STANDARD: squall::kf brings C++20) and in a
 # project that asks for C++17 (squall::kf still brings C++20); each run on 2 nodes. README.md

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the build tree ($1) into a fresh prefix ($2) for the install_* tests.
 set -euo pipefail
 quiet() {  # runs a command, showing its output only if it fails

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds tests/install/consumer against the installed Squall ($1) with find_package(Squall
 # COMPONENTS ...), and runs it alone and under the installed squallrun: the C++ and C APIs,
 # TSM and the version header.

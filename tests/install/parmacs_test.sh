@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # PARMACS programs against the installed Squall ($1): examples/parmacs ($2/parmacs) built with
 # the compiler wrapper squall-parmacs-cc (in one step, and compiled then linked) and with
 # squall_parmacs_program() in a CMake project, each run on 2 nodes; --showme, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # pkg-config against the installed Squall ($1, version $2): the modules and their Requires,
 # a C++ TSM program from `pkg-config --cflags --libs squall-tsm` run on 2 nodes, and a C
 # program from `--cflags-only-I` (no -std=c++20 for C).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Active messages across nodes: ordering, request/reply, aggregation, bulk transfer,
 // handler atomicity, and the counters that prove each. Runs under squallrun -n 4 and -n 8.
 #include <gtest/gtest.h>

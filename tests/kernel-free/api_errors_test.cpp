@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Misuse of the C++ API in one node: each ends in usage_error with a message naming the
 // cause. One test, since the phases (before init, running, after finalize) happen in order.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SQUALL_BIND: each node of a job binds itself to its share of the launcher's processors
 // when there are at least as many processors as nodes on the host, and not otherwise.
 #include <gtest/gtest.h>

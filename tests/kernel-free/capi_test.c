@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The C API from a C program: handlers, request and reply by message, collectives.
  * Run under squallrun or mpirun; exits non-zero on any wrong answer, or when SQUALL_TEST_NODES
  * is set and the job has another size. */

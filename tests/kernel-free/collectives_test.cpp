@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collectives against the sequential answer, and fence with handlers that send further
 // messages. Runs under squallrun -n 4 and -n 8.
 #include <gtest/gtest.h>

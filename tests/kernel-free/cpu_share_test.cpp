@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which processors node i of n gets (runtime/binding.hpp), on hwloc's synthetic topologies:
 // whole cores, hyperthreads of a core together, shares of one package where the nodes
 // divide the packages, and on a flat host the same as the equal slices of the processor

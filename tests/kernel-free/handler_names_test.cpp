@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Handlers may have any name in any namespace, also the names the runtime's own handlers
 // have in its source; and fence() waits for the messages of every handler, those of a
 // library's protocol in namespace squall:: (as libtsm's are) included.

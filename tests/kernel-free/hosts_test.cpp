@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One job over several hosts: three "hosts" made of network namespaces joined by veth pairs
 // to a bridge (in a namespace of its own, so nothing on the real host changes), two nodes
 // on each. The nodes of a host talk through shared memory (its mailbox lane included) and

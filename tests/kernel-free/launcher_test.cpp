@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // squallrun as a user meets it: lost nodes are reported by every survivor and the launcher
 // exits non-zero within seconds, and the same under mpirun (where the nodes watch each other
 // and their launcher themselves); a stopped node is reported once it has been silent for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // main() of the multi-node GoogleTest programs: every node runs every test (SPMD), node 0
 // prints the usual report and the other nodes print only their failures.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The node lock's bias (runtime/node_lock.hpp): the favoured thread enters without locked
 // instructions, another thread revokes the bias (membarrier) before it enters, and the
 // favoured thread takes the bias back a millisecond after the last revocation. Mutual

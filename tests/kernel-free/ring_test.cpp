@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared-memory packet ring on its own: order and content across wrap-arounds (packets
 // copied in or written in place after a reservation), a full ring refusing a packet and
 // asking to be told of room, and a producer and a consumer thread streaming packets of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Programs that misbehave on purpose, run by launcher_test under squallrun:
 //   kill-node K       node K is killed by SIGKILL while the others wait in a barrier
 //   exit-early K      node K exits (status 0) without calling finalize

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared-memory transport between two nodes of one job area, both in this process: small
 // packets take the pair's mailbox line only when the other side has said it took the last
 // one (in its own mailbox packet), and packets of the mailbox and the ring arrive in the order

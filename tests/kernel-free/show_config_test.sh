@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # SQUALL_SHOW_CONFIG and the warning for unknown SQUALL_* variables, on 2 nodes of this host:
 # under squallrun and under plain `mpirun -n 2` (which binds each node to one core) the nodes
 # count the host's processors, not their own mask, and run with the settings for as many

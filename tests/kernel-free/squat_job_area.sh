@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run by mpirun for each node: before the program starts, make the job-area file a job of
 # this namespace once took in /dev/shm (named after the namespace and the host's first node,
 # a name another user could guess), owned by another user when this one is root; the job

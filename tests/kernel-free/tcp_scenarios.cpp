@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Programs for tcp_test, run under `squallrun --transport tcp` with SQUALL_TCP_PORT set (node
 // k listens on SQUALL_TCP_PORT + k):
 //   strangers     node 0 connects to node 1's port three times as a stranger: silently,

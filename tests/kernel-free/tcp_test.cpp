@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The TCP transport as a user meets it, on one host (every pair of nodes over loopback TCP,
 // squallrun --transport tcp): strangers, garbage and a wrong secret on a node's port are
 // refused and counted while the job goes on; a node with the wrong secret cannot join; a

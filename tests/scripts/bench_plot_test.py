@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """scripts/bench and scripts/plot on the build in $SQUALL_BUILD_DIR (which scripts/bench then
 uses as it is, without building): the listing describes every benchmark; two quick runs
 (am_pingpong, tsm_blocksize) are recorded with their machine, commit, date and settings; and

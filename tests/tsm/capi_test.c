@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* TSM from C: the shared heap, locks, barriers and reductions. Node 0 allocates a table and publishes
  * its address in memory every node can find (the first heap allocation, which every node
  * computes the same way); every node adds to it under locks; node 0 checks the sums.

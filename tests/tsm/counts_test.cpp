@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Exact miss, invalidation and writeback counts for scripted sharing patterns: false-sharing
 // ping-pong, producer/consumer, read-mostly. One step at a time, with barriers between, so
 // every protocol action is predictable.

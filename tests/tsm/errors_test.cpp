@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TSM misuse that ends the node, one node, each death test in a fresh process: touching
 // memory after tsm::free names the cause.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared heap: any node allocates without the others; every node sees the memory at the
 // same address; allocations never overlap, large ones start on block boundaries; freed space
 // is reused; bad frees and a full heap are reported.

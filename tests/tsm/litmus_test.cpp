@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory-model litmus tests on TSM memory, many rounds each, for block sizes from 4 to 64 KiB:
 // message passing, store buffering, IRIW and write-to-read causality never show an outcome
 // sequential consistency forbids. Each round uses fresh values (the round number), so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sizes that can never be served are refused at once, before anything is built for them
 // (so quickly and without taking memory), and never wrap into a small allocation that
 // overlaps another. One node.

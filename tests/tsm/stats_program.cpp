@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small TSM program for stats_report_test: every node writes its part of a shared array,
 // reads its neighbour's, adds under a lock, and sends `notes` user messages to node 0.
 // Exits non-zero on a wrong sum or a missing note.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SQUALL_STATS on 8 nodes of a small TSM program: node 0 prints one table that fits a screen
 // (at most 50 lines of at most 100 columns), whose totals, minima and maxima are those of the
 // nodes' values in the JSON it writes too; counters at zero on every node are hidden; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Randomized reads, writes, locks and barriers from every node against a sequential reference,
 // lock mutual exclusion under contention, and bad input.
 #include <gtest/gtest.h>

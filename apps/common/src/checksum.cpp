@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "squall/apps/checksum.hpp"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "squall/apps/counter_rng.hpp"
 
 #include <Random123/philox.h>

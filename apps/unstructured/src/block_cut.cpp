@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "squall/apps/unstructured/block_cut.hpp"
 
 namespace squall::apps::unstructured {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fault_local: the cost of one access fault resolved by a handler that only raises the tag,
 // through Squall's API - a read on an Invalid block (mapped ReadOnly by UFFDIO_CONTINUE) and
 // a write on a ReadOnly block (write-protect cleared) - beside the floor measured in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fault_remote: one 4 KiB read miss served from another node - node 0 reads a block whose
 // home is node 1, and the toy home-based protocol (tests/kernel-free/memory/home_protocol.hpp)
 // fetches it with a request message and a grant carrying the block - beside the floor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The floor of a remote miss, shared by fault_remote and tsm_miss: a bare userfaultfd SIGBUS
 // fault whose signal handler asks node 1 over a raw shared-memory ping-pong (one flag each
 // way, node 1 copying the 4 KiB page into a shared buffer), copies the page into the page

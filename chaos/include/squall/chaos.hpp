@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CHAOS: the inspector/executor library for irregular message-passing codes (the message-
 // passing side of the comparison with TSM and XSM). Everything here runs on the active
 // messages and bulk transfer of the substrate; nothing uses shared segments, and the arrays

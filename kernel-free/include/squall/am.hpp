@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Active messages.
 //
 // A handler is an ordinary function whose first parameter is `am::token&`, followed by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collectives on the active-message layer. Every node calls each collective, in the same
 // order; a node that calls a different one is reported (not hung).
 #pragma once

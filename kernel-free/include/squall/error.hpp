@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Errors a Squall call reports to its caller.
 #pragma once
 #include <stdexcept>

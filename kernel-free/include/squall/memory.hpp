@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Global segments and fine-grain access control: Tempest's shared virtual address space
 // and per-block access tags whose violations run a protocol's fault handler.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runtime start-up and node identity.
 //
 // Every node (process) of a job runs the same program (SPMD). Under `squallrun -n N`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* C API of the Squall substrate. Functions returning int give 0 on success and -1 on
  * misuse; squall_last_error() then names the cause. */
 #ifndef SQUALL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Everything of the Squall substrate's C++ API.
 #pragma once
 #include <squall/am.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Counters every layer keeps, per node. Exact and machine-independent, so tests can
 // compare them. SQUALL_STATS=1 prints them at finalize, gathered into one table across nodes
 // (README: SQUALL_STATS).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "am/engine.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The active-message engine of one node: packs records into per-destination packets
 // (aggregation), queues packets that find no room, streams bulk transfers in fragments,
 // and runs the handlers of arrived packets. Every call requires the node lock.

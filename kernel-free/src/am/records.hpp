@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Walking the records of a received active-message packet: each is a record_header, the
 // arguments padded to 8 bytes, then the payload, padded to 8 (the last record of a packet
 // may end without its padding: bulk fragments do). Pure and checked against the packet's

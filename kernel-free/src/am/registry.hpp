@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The table of active-message handlers: id (hash of the name) -> dispatch function.
 // Lock-free to read, so receivers look ids up without taking a lock.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Records that the program's thread appends for one destination without taking the node
 // lock, when messages are aggregated (SQUALL_AGGREGATION > 1).
 //

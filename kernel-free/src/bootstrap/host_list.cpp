@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bootstrap/host_list.hpp"
 
 #include <arpa/inet.h>

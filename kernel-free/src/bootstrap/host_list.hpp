@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A job spread over several hosts by hand, without a cluster launcher: the same squallrun
 // command runs on every host, given the list of hosts (one IPv4 address each) and the
 // nodes per host. Host k runs nodes k*per_host .. (k+1)*per_host-1; the nodes of one host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bootstrap/pmix_bootstrap.hpp"
 
 #include <fcntl.h>

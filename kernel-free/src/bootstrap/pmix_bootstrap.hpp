@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Starting under a cluster's launcher (Open MPI's mpirun, or any PMIx launcher such as
 // Slurm's srun --mpi=pmix) with no squallrun: the launcher's PMIx server tells each node its
 // id, the node count and which nodes share its host; the nodes on one host share a job area

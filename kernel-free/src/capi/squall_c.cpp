@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API: thin wrappers that turn usage errors into -1 and a message.
 #include <squall/squall.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Barrier (dissemination), broadcast (binomial tree), reduce and allreduce (binomial tree
 // to node 0, combining in node order), fence (termination detection by counting), and the
 // runtime's gather (every node straight to node 0).

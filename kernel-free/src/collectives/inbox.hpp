@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Messages of collectives that arrived before (or while) this node waits for them, keyed
 // by the collective's sequence number: every node numbers its collectives 0, 1, 2, ... in
 // call order, so a fast node's next collective never mixes with a slow node's current one.

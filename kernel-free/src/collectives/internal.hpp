@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collective steps the runtime itself uses.
 #pragma once
 #include <cstddef>

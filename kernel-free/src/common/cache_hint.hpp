@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A hint for cache lines handed from one core to another.
 #pragma once
 

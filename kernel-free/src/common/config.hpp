@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Configuration from SQUALL_* environment variables, each checked: a bad value ends the
 // program with a message naming the variable. The variables are listed in the README, and
 // every name any part of Squall reads in common/variables.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Futex wait and wake on a 32-bit word, which may live in memory shared between processes.
 #pragma once
 #include <linux/futex.h>

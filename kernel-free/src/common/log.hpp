@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Messages to the user: fatal errors and warnings, each one line on stderr naming the node.
 #pragma once
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Asymmetric fences between the processes of a job, for the doorbell's Dekker pattern: a
 // sender publishes a packet and then reads whether the receiver polls; a receiver about to
 // sleep says it no longer polls and then looks for packets. Each side needs a full fence

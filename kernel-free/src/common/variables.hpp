@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every SQUALL_* environment variable any part of Squall reads - the runtime, libtsm and
 // PARMACS, squallrun, and the scripts and tests - in one table, so that a node can warn of
 // a name nothing reads (a misspelt setting would otherwise be ignored without a word) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/address_space.hpp"
 
 #include <sys/mman.h>

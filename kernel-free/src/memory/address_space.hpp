@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The range of virtual addresses where segments live, the same in every node: reserved
 // once (MAP_FIXED_NOREPLACE, inaccessible until a segment is mapped there) and handed out
 // first-fit, so nodes that allocate and free in the same order get the same addresses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory layer's counters, in the per-node statistics (stats::take, SQUALL_STATS=1).
 #pragma once
 #include "stats/counters.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/fault_service.hpp"
 
 #include <unistd.h>

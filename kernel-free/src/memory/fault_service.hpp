@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fault vectoring, shared by both fault paths and by system calls on shared memory: runs
 // the bound protocol's handler for an access the block's tag forbids.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Home policies: which node is home to each block.
 #include <squall/error.hpp>
 #include <squall/memory.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory layer of this process: the segment range, the userfaultfd and the fault path.
 // It starts on first use (the first allocation or query), not at squall::init, so programs
 // that use no shared segments never need userfaultfd.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/page_tables.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What each tag means for the application view's page-table entries, and the calls that
 // change them: Invalid = no PTE (the page cache keeps the data), ReadOnly = mapped and
 // write-protected, ReadWrite = mapped writable. No mprotect, so no VMA is ever split.

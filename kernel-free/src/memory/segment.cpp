@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The segment API: collective allocation and freeing, and the per-block operations.
 #include <sys/mman.h>
 #include <sys/syscall.h>

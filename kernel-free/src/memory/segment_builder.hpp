@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The library's access to the private parts of the public handle types.
 #pragma once
 #include <squall/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/segment_table.hpp"
 
 namespace squall::memory::detail {

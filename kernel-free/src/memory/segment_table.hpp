@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What this node knows about each segment, in a fixed table of slots that the fault path
 // reads without locks (a slot is published by setting `live` last and retired by clearing
 // it first). A handle names a slot and the generation it was allocated in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Making the kernel's own accesses to shared memory work. In SIGBUS mode a system call that
 // touches a page whose tag forbids the access (or whose PTE is absent) fails with EFAULT
 // instead of faulting into a handler; so before such a call the tags of the range are

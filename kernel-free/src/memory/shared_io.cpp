@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // System calls and stdio calls that read or write the program's buffers, interposed so that
 // they work on shared memory whatever its tags (see shared_access.hpp). A call whose
 // buffers are outside the segment range costs one comparison more.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SIGBUS fault path: userfaultfd (UFFD_FEATURE_SIGBUS) makes the faulting thread take
 // SIGBUS, and the handler runs the protocol in that thread, as Blizzard did. The access is
 // retried when the signal handler returns.

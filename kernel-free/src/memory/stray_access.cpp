@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/stray_access.hpp"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/thread_path.hpp"
 
 #include <poll.h>

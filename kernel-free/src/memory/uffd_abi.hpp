@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The userfaultfd interface, with the constants that installed kernel headers may lack
 // (the headers can be older than the running kernel; features are probed at start-up).
 #pragma once

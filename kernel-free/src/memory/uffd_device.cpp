@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "memory/uffd_device.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Opening a userfaultfd and checking that this kernel and this user can serve Squall's
 // access control; anything missing ends the process with one message saying how to fix it.
 #pragma once

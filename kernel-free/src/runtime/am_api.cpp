@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The public active-message calls: check the caller, take the node lock, call the engine.
 #include <squall/am.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Binding a node to its share of this host's processors, as MPI launchers bind ranks.
 //
 // Why: unbound, the two nodes of a 2-node job on 2 cores sometimes end up queued on one core

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The state of this node's runtime between init and finalize, and the checks every API
 // call makes before touching it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "runtime/node_lock.hpp"
 
 #include "common/process_fence.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The node lock: held while handlers run and while the send side is touched, which is
 // what makes a node's handlers atomic with respect to each other. Re-entrant, so a
 // handler may send.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The statistics of SQUALL_STATS at finalize: every node sends its counters to node 0,
 // which prints them as one table across nodes, per node, or writes them as JSON
 // (stats/forms.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // squall::init / finalize: attach to the job squallrun made, or bootstrap through the
 // cluster launcher's PMIx server (mpirun), or make a one-node job; read the configuration,
 // connect the transports, start the progress thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "runtime/show_config.hpp"
 
 #include <sched.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a job's nodes say about their configuration at start-up: the SQUALL_* variables no
 // part of Squall reads (likely misspellings), and with SQUALL_SHOW_CONFIG=1 every setting in
 // force, where it came from, and what differs between nodes (binding, host-dependent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which transport carries each pair of nodes: shared memory between nodes on one host, TCP
 // between hosts (a job started by a cluster launcher may span several). SQUALL_TRANSPORT=tcp
 // makes every pair talk over TCP instead, so that one host can exercise and measure it.

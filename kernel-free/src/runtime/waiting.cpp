@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How a node waits: spin briefly while polling, then sleep on the node's doorbell, which
 // a sender rings only when no thread of this node is polling (`awake` is zero). The
 // progress thread serves handlers while the program computes, and sleeps whenever nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The watchdog: one thread per node, asleep in poll(2) but for a look every quarter second
 // (more often with a short liveness period), that notices what a wait cannot, at no cost to the
 // message path:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Storage of the per-node counters: named counters in fixed slots (so bumping one never
 // allocates) and per-handler message counts indexed by the handler's registry slot.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What SQUALL_STATS asks for at finalize: a comma-separated list of forms.
 //   1 (or table, yes, on, true)  one table across nodes, printed by node 0
 //   nodes                        every counter of every node, one column per node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "stats/job_counters.hpp"
 
 #include <cstring>

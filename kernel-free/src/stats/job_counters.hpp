@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every node's counters side by side, as node 0 holds them after finalize gathers them:
 // each node encodes its snapshot (and its host name) into bytes, node 0 decodes them all.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SQUALL_STATS=json:FILE: every node's every counter, zeros included, for scripts.
 //   {"host": node 0's host, "hosts": [each node's], "nodes": N, "date": "2025-01-31T12:00:00Z",
 //    "counters": {"am.packets_sent": [node 0's value, node 1's, ...], ...},

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The statistics node 0 prints at finalize: one table across nodes (SQUALL_STATS=1), or every
 // node's values side by side (SQUALL_STATS=nodes). Zeros are hidden in both, lines stay
 // within 100 columns, and the program's handlers are listed apart from the runtime's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Counter values in units a person reads at a glance: 12.3k, 4.50 MiB, 812 µs.
 #pragma once
 #include <cstdint>

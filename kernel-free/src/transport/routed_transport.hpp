@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chooses a transport per pair of nodes: shared memory to nodes on this host, TCP to the
 // others. The message layer above sees one transport and never asks which one carried a
 // packet.

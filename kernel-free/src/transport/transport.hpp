@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The interface between the message layer and a transport. The active-message engine
 // moves whole packets through it and never asks which transport it runs on.
 #pragma once

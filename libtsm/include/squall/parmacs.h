@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* What the PARMACS macros (parmacs.m4, installed in share/squall) expand to: SPLASH-2 style
  * programs on transparent shared memory, one process per node under squallrun.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Transparent shared memory from C (see squall/tsm.hpp for the model). Start the runtime
  * with squall_init first. Calls return 0 (or a pointer) on success and -1 (or NULL) on
  * error, with the reason in tsm_last_error(). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transparent shared memory: shared arrays that every node reads and writes with plain loads
 // and stores, kept sequentially consistent by the stache protocol (home-based directory,
 // single writer or many readers, write-invalidate; libtsm/PROTOCOL.md), plus locks handed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The life of a PARMACS job: every node starts the runtime before main (MAIN_ENV's
 // constructor calls squall_parmacs_boot); node 0 runs main and hands functions to the other
 // nodes with CREATE; at node 0's exit every node stops together.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The PARMACS runtime's parts, shared by its files (squall/parmacs.h is the C face).
 #pragma once
 #include <cstddef>

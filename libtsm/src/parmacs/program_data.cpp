@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executable's own writable data: the part of its writable PT_LOAD after the RELRO
 // part (which is read-only once the program runs), from the page holding the RELRO end
 // to the page ending the bss. What lies there besides the program's globals (the lazy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PARMACS synchronisation on top of TSM: locks are one tsm::lock_array made at boot (lock
 // ids handed out by node 0); barriers, pauses (semaphores) and global subscripts live at
 // node 0, which queues the waiting nodes and answers them by message. Each object in shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include <stdio.h>
 #include <squall/squall.h>
 #include <squall/version.h>

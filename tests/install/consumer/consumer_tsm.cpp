@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A user's TSM program built against an installed Squall: node 0 writes shared memory that
 // every node then reads.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Block tags and fault vectoring: exact fault counts for scripted access sequences, on the
 // fault path SQUALL_FAULT_PATH selects.
 #include <gtest/gtest.h>

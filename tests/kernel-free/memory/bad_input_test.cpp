@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Misuse of the memory API ends in a clear message: usage_error for bad arguments, a fatal
 // message from the fault path. One node; death tests run in a fresh process each.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fault handlers that send messages and wait: the toy home-based write-invalidate protocol
 // (home_protocol.hpp) across nodes, on the fault path SQUALL_FAULT_PATH selects.
 #include <gtest/gtest.h>

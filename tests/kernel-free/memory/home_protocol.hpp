@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A toy write-invalidate coherence protocol across nodes, for tests and benchmarks: it shows
 // fault handlers that send active messages and wait for the answers.
 //

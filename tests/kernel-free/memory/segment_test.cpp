@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Global segments: one address on every node, block sizes, homes, collective freeing.
 #include <gtest/gtest.h>
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Start-up of the memory layer: what it says when the segment range is taken, the
 // configuration is wrong, or userfaultfd is missing or not permitted. Each case runs in a
 // fresh process (death tests), before the layer has started there.

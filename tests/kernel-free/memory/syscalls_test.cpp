@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // System calls and libc calls on shared memory work whatever the tags: the tags are raised
 // through the protocol first, as a program access would, and an EFAULT is retried.
 #include <gtest/gtest.h>

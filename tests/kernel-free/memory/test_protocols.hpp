@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Protocols and helpers the memory tests share.
 #pragma once
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The PARMACS programs of apps/parmacs/ print the same checksum on 2, 4 and 8 nodes (as
 // many processes as nodes) as on one, on the default (thread) fault path, and on 4 nodes on
 // the SIGBUS path and with 8 messages per packet.

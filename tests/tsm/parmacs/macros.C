@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Every PARMACS macro, and what SPLASH-2 programs rely on, checked from 1 to 8 nodes:
  *   macros -p P [-stdin] [-lines K]       all checks; prints "macros: ok" at the end
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PARMACS from outside: the macros program (parmacs/macros.C, every macro and what SPLASH-2
 // programs rely on) under squallrun from 1 to 8 nodes on both fault paths; misuse that
 // must end the job with a message, not hang; standard output lines kept whole; standard

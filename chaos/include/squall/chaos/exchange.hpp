@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // All-to-all exchange of byte buffers, the irregular collective the library's set-up phases
 // (translation tables, inspector, remap, partitioners, scatter_append) are built on.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Partitioners: data partitioners (which node owns each element) and iteration
 // partitioners (which node runs each loop iteration).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Remap: moving distributed arrays from one distribution to another.
 #pragma once
 #include <initializer_list>

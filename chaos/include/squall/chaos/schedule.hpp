@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The inspector and the executor: communication schedules built from indirection arrays,
 // and the data movement they describe.
 #pragma once

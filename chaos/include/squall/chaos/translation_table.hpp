@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Translation tables: global index -> (owner, local offset) for an irregular distribution.
 #pragma once
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Basic types of the CHAOS library.
 #pragma once
 #include <cstdint>

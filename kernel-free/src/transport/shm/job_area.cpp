@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/shm/job_area.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared mapping of one job on one host, created by squallrun and inherited by every
 // node as a memfd: a header (job identity, the abort flag and its reason), one control
 // line per node of the job (doorbell futex, who is awake, lifecycle state), one ring per

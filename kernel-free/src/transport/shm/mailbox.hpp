@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A one-packet mailbox for each direction between two nodes of a host, both in one cache
 // line, beside the pair's two rings.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A single-producer single-consumer ring of variable-size packets in shared memory.
 //
 // Hand-written rather than boost::lockfree::spsc_queue because a packet must cross with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/shm/shm_transport.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared-memory transport: one ring per ordered pair of this host's nodes in the job's
 // mapping, a one-packet mailbox per direction for small packets of request/reply exchanges
 // (mailbox.hpp), and a futex doorbell per node rung only when no thread of the receiver is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/tcp/accepting.hpp"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The accepting half of connect_mesh: the handshakes of every incoming connection run at
 // once, each with its own deadline, so that strangers that connect and say nothing cannot
 // hold up the job's set-up. At most a bounded number are under way; beyond, the oldest is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The TCP transport's framing: each frame is a header (length of what follows, kind) and
 // that many bytes. Reading one is pure and checked, so that a corrupt stream is an error to
 // report, never a read outside the buffer (tcp_transport.cpp reports it; tests/fuzz runs it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The handshake that opens every TCP connection of a job. Both ends prove knowledge of the
 // job's secret without sending it (HMAC-SHA256 over both sides' fresh nonces and node ids):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Setting up a job's TCP connections: every node listens, publishes its endpoint (how is
 // the bootstrap's business), then connects to each lower-numbered TCP peer and accepts
 // each higher-numbered one, authenticating every connection (handshake.hpp). Connects go

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Refusing a TCP connection that is not one of the job's: it is closed and counted
 // (tcp.connections_refused), and the first few are named in a warning each; after those, a
 // line "N more refused" at most every few seconds, so that a stranger in a reconnect loop

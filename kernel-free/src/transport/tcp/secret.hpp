@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-job secret: made by the launcher at start-up, handed to every node in the
 // environment (SQUALL_JOB_SECRET, hex), and proven by both ends of every TCP connection
 // with an HMAC over fresh nonces (handshake.hpp). The secret itself never crosses the wire.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/tcp/socket_io.hpp"
 
 #include <arpa/inet.h>

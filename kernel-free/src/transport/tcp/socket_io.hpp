@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small helpers for the TCP transport's sockets: addresses, options, and reads and writes
 // of a whole buffer against a deadline (the set-up phase; the transport itself is
 // non-blocking).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/tcp/tcp_transport.hpp"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TCP transport: one authenticated connection per pair of nodes that do not share a host
 // (mesh.hpp), non-blocking. Packets are framed (length, kind); a sender writes straight to
 // the socket and keeps what the kernel did not take, in order, for the I/O thread to write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // A 64-bit FNV-1a hash of a program's final state, fed in a fixed order.
 //

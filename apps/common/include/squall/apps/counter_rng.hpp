@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Counter-based random numbers (Philox4x32-10, Salmon et al., SC'11).
 //

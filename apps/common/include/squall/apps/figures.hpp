@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The figures a program reports: printed as aligned human-readable lines, and as one JSON
 // object on a single line (the last line of output under --json) for scripts/bench.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Command-line options of the form `--name value...` and `--flag`.
 //

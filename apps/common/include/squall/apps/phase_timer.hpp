@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Wall-clock time accumulated per named phase, kept in first-use order for printing.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // A 3-vector of doubles with the few operations the applications need.
 namespace squall::apps {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Index phase: rebuilds the compressed cell-to-particle lists from the particles and the cells
 // the move phase gave them (kOutside: dropped), each cell's particles in id order.

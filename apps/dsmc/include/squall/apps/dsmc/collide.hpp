@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Collision phase, one cell at a time: floor(n/2) candidate pairs drawn at random among the
 // cell's n particles, each colliding with probability |relative velocity| / collision_speed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The DSMC input: a box of cells immersed in a free stream flowing along +x, with a denser and
 // faster jet entering through the middle of the x = 0 face. Velocities are in cells per step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The static Cartesian grid of cells. Lengths are in cell widths: cell (x, y, z) is the unit
 // cube at that corner, and cells are numbered x fastest.

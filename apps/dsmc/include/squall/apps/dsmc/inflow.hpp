@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Particles entering through the sides. Outside each face of the box lies one layer of source
 // cells holding gas of the free stream (or of the jet, in a disc in the middle of the x = 0

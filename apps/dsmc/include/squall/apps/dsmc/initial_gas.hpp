@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The input generator: `initial_per_cell` particles in every cell, placed uniformly in it,
 // with free-stream velocities; each cell's draws are keyed by the cell.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Move phase: each particle advances one step in a straight line; its new cell is recorded
 // for the index phase, or kOutside when it has left the box through a side.

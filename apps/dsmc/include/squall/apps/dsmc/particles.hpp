@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Particles and the compressed cell-to-particle lists (compressed sparse rows: the particles of
 // cell c are particles[start[c]] .. particles[start[c+1] - 1], in increasing id order).

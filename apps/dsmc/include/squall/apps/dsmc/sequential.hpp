@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The sequential reference: steps of collide (every cell), move (every particle), inflow
 // (every source) and index.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Lennard-Jones forces over a given pair list, truncated at the cut-off and shifted so that
 // the potential is continuous there. Each pair adds its force into both molecules (the same

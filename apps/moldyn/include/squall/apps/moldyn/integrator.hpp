@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Velocity-Verlet pieces, each a loop over the molecules it is given (unit mass).
 #include <span>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The interaction list: every pair of molecules closer than the list radius (the force cut-off
 // plus a skin, so that the list stays complete between rebuilds).

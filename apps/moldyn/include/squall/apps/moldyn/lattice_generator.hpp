@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The input: molecules on a face-centred cubic lattice (four per lattice cell) filling a
 // periodic cuboid, displaced slightly from their sites as in a thermalised crystal, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Molecules in a periodic cuboid (reduced Lennard-Jones units: sigma = epsilon = mass = 1),
 // and the interaction list's entries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The sequential reference: velocity-Verlet steps with the interaction list rebuilt every
 // `rebuild_every` steps (at step 0, 20, ...: twice in the paper's 30 steps).

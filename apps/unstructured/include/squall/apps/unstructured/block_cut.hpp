@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // How badly a block partition of the node names cuts the mesh (the paper: 99% of edges cut).
 #include <cstddef>

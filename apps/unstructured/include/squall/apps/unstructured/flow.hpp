@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The computation: a monotone flux update of five values per node (diffusion along edges,
 // upwind transport by a uniform stream, relaxation of boundary nodes towards the free stream).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // An unstructured mesh as the application sees it: node coordinates, an explicit edge list and
 // an explicit list of boundary faces (triangles), all naming nodes by index ("name").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Generates the 3-D mesh: a box of cubic cells around a wing-like hole, each cell split into six
 // tetrahedra (Kuhn/Freudenthal split, all sharing the cell's main diagonal, so neighbouring cells

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The sequential reference: the flow computation over a whole mesh on one processor.
 #include <span>
