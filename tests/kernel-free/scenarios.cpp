@@ -10,6 +10,8 @@
 //                     test kills a node, or the launcher)
 //   stop-node K       node K stops itself (SIGSTOP) while the others wait in a barrier
 //   compute K S       node K computes for S seconds without a Squall call, then the job ends
+//   flood M           every node sends M MiB of payloads to every node (itself too), then
+//                     fences: every page of every ring is written
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <squall/squall.h>
 #include <squall/squall.hpp>
@@ -30,6 +33,7 @@ void only_on_node_0(int, const void*, size_t, const void*, size_t) {}
 int on_value(am::token&, int x) { return x; }
 void on_waits(am::token& t) { am::call<on_value>(t.source(), 1); }
 void on_hello(am::token&, int) {}
+void on_bytes(am::token&, am::payload) {}
 
 }  // namespace
 
@@ -84,6 +88,15 @@ int main(int argc, char** argv) {
     }
     squall::barrier();
     if (me == 0) std::printf("computed\n");
+  } else if (mode == "flood") {
+    constexpr std::size_t piece = 16 << 10;
+    const std::size_t pieces = (static_cast<std::size_t>(victim) << 20) / piece;
+    static const std::vector<std::byte> bytes(piece);
+    for (std::size_t i = 0; i < pieces; ++i) {
+      for (int d = 0; d < squall::nodes(); ++d) am::send<on_bytes>(d, am::payload(bytes));
+    }
+    squall::fence();
+    if (me == 0) std::printf("flooded\n");
   } else if (mode == "stats") {
     for (int d = 0; d < squall::nodes(); ++d) am::send<on_hello>(d, me);
     squall::fence();

@@ -15,6 +15,7 @@
 #include "memory/sigbus_path.hpp"
 #include "memory/stray_access.hpp"
 #include "memory/thread_path.hpp"
+#include "memory/user_mode_only.hpp"
 
 namespace squall::memory::detail {
 namespace {
@@ -76,6 +77,7 @@ layer* start() {
   }
   l->path = configured_path();
   l->uffd = open_userfaultfd(l->path == fault_path::sigbus);
+  if (l->path == fault_path::thread && !l->uffd.kernel_faults) warn_user_mode_only();
   l->space.reserve(base, bytes);
   install_stray_access_reporter();
   if (l->path == fault_path::sigbus) {

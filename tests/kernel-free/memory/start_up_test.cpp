@@ -20,14 +20,18 @@ namespace {
 
 using namespace squall;
 
-// Makes userfaultfd(2) fail with `error` and, if `block_device`, the ioctl that opens a
-// userfaultfd through /dev/userfaultfd fail with EACCES, as on a kernel or for a user
-// that cannot have one.
-void forbid_userfaultfd(int error, bool block_device) {
+// Makes userfaultfd(2) fail with `error` (unless `allow_user_mode_only` and it asks for
+// UFFD_USER_MODE_ONLY) and, if `block_device`, the ioctl that opens a userfaultfd through
+// /dev/userfaultfd fail with EACCES, as on a kernel or for a user that cannot have one.
+void forbid_userfaultfd(int error, bool block_device, bool allow_user_mode_only = false) {
   constexpr unsigned userfaultfd_ioc_new = 0xAA00;  // USERFAULTFD_IOC_NEW
+  constexpr unsigned user_mode_only = 1;            // UFFD_USER_MODE_ONLY
   const sock_filter filter[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_userfaultfd, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_userfaultfd, 0, 4),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, allow_user_mode_only ? user_mode_only : 0, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | static_cast<unsigned>(error)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
@@ -119,6 +123,25 @@ TEST(StartUpDeathTest, DeviceServesWhenTheSystemCallIsNotPermitted) {
         std::exit(0);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// A user who may have a userfaultfd for user-mode faults only (vm.unprivileged_userfaultfd=0,
+// no CAP_SYS_PTRACE, no /dev/userfaultfd): the layer starts and, on the thread path, which
+// would otherwise serve the kernel's faults, says what breaks and why.
+TEST(StartUpDeathTest, UserModeOnlyFallbackIsExplained) {
+  EXPECT_EXIT(
+      {
+        setenv("SQUALL_FAULT_PATH", "thread", 1);
+        forbid_userfaultfd(EPERM, true, true);
+        start_memory_layer();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "squall: warning: userfaultfd serves faults in user mode only here \\((vm.unprivileged_userfaultfd=[0-9] and )?"
+      "this user has neither CAP_SYS_PTRACE nor access to /dev/userfaultfd\\), so the thread fault path cannot "
+      "serve the kernel's: a system call Squall does not interpose .* reads or writes an Invalid block .* fails "
+      "with EFAULT .*Fix: 'sysctl vm.unprivileged_userfaultfd=1', or run as root or with "
+      "CAP_SYS_PTRACE, or give this user read-write access to /dev/userfaultfd");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
+#include "transport/shm/reserve.hpp"
 #include "transport/shm/ring.hpp"
 
 namespace squall::shm {
@@ -157,6 +158,7 @@ job_area job_area::create_in(int fd, int nodes, std::size_t ring_bytes, const st
   if (ftruncate(fd, static_cast<off_t>(a.size_)) != 0) {
     fatal("cannot size the job's shared memory to %zu bytes: %s", a.size_, std::strerror(errno));
   }
+  reserve_job_memory(fd, a.size_, local, ring_bytes);
   a.base_ = mmap(nullptr, a.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (a.base_ == MAP_FAILED) fatal("cannot map the job's shared memory: %s", std::strerror(errno));
   init(a.base_, nodes, local, ring_bytes, here);
