@@ -151,6 +151,7 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
   // runtime's (flagged internal) each in their own section.
   enum section { program, library, runtime };
   std::map<std::string, section> listed;  // handler -> the section listing it
+  std::map<section, std::uint64_t> more;  // the handlers a section's "N more" line stands for
   section current = program;
   for (; at + 1 < table.size(); ++at) {
     if (table[at].starts_with("program's handlers")) continue;
@@ -163,8 +164,20 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
       continue;
     }
     const row r = parse_row(table[at]);
+    std::smatch n;
+    if (std::regex_match(r.label, n, std::regex("([0-9]+) more"))) {
+      more[current] += std::stoull(n[1]);
+      continue;
+    }
+    // The table leaves out the "{anonymous}::" of a name; "…" starts a name cut short.
+    const auto without_anonymous = [](std::string name) {
+      for (std::size_t at_anon; (at_anon = name.find("{anonymous}::")) != std::string::npos;) name.erase(at_anon, 13);
+      return name;
+    };
+    const std::string& label = r.label;
     const auto match = std::find_if(j.handlers.begin(), j.handlers.end(), [&](const auto& h) {
-      return h.first == r.label || (r.label.starts_with("…") && h.first.ends_with(r.label.substr(3)));
+      return without_anonymous(h.first) == label ||
+             (label.starts_with("…") && without_anonymous(h.first).ends_with(label.substr(3)));
     });
     ASSERT_NE(match, j.handlers.end()) << "no handler " << r.label << " in the JSON";
     listed[match->first] = current;
@@ -180,10 +193,21 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
   EXPECT_EQ(j.handlers.at(note->first).received, (std::vector<std::uint64_t>{40, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_TRUE(std::any_of(listed.begin(), listed.end(), [](const auto& h) { return h.second == runtime; })) << o.output;
   EXPECT_TRUE(std::any_of(listed.begin(), listed.end(), [](const auto& h) { return h.second == library; })) << o.output;
+  // Every handler that handled a message is listed or counted in its section's "N more".
+  std::map<section, std::uint64_t> busy;
   for (const auto& [name, h] : j.handlers) {
     std::uint64_t received = 0;
     for (auto v : h.received) received += v;
-    EXPECT_EQ(listed.count(name), received == 0 ? 0u : 1u) << name;
+    if (received == 0) {
+      EXPECT_EQ(listed.count(name), 0u) << name;
+    } else {
+      ++busy[h.internal ? runtime : name.starts_with("squall::") ? library : program];
+    }
+  }
+  for (const section s : {program, library, runtime}) {
+    std::uint64_t shown_here = 0;
+    for (const auto& [name, in] : listed) shown_here += in == s ? 1 : 0;
+    EXPECT_EQ(shown_here + more[s], busy[s]) << "section " << s << "\n" << o.output;
   }
 
   // The per-node form: a column per node, within 100 columns, the same exact small values.

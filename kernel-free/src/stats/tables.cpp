@@ -84,18 +84,54 @@ std::string_view title_of(owner o) {
   return "";
 }
 
+// A handler's name as the tables show it: without the "{anonymous}::" of handlers defined in
+// an unnamed namespace (the JSON keeps the full name).
+std::string shown_name(std::string_view name) {
+  constexpr std::string_view anonymous = "{anonymous}::";
+  std::string out;
+  for (std::size_t at = 0; at < name.size();) {
+    if (name.substr(at).starts_with(anonymous)) {
+      at += anonymous.size();
+    } else {
+      out += name[at++];
+    }
+  }
+  return out;
+}
+
+// How many of an owner's handlers the summary lists, the busiest first; the rest are one
+// line, so that a program on many nodes with many protocol messages still fits a screen
+// (SQUALL_STATS=nodes and json:FILE list every one).
+std::size_t rows_for(owner o) { return o == owner::program ? 12 : 6; }
+
 // The handlers of one owner that handled messages.
 void handler_rows(std::string& out, const job_counters& job, owner who) {
-  std::string rows;
+  std::vector<const job_handler*> busy;
   for (const auto& h : job.handlers) {
-    if (owner_of(h) != who || total(h.received) == 0) continue;
-    rows += summary_row("  " + keep_tail(h.name, label_width - 3), h.received, unit::count) +
-            align_right(human(total(h.received_bytes), unit::bytes), number_width) + "\n";
+    if (owner_of(h) == who && total(h.received) != 0) busy.push_back(&h);
   }
-  if (!rows.empty()) {
-    out += column_titles(std::string(title_of(who)) + " (messages handled)", true) + rows;
-  } else if (who == owner::program) {
-    out += std::string(title_of(who)) + ": none handled a message\n";
+  std::stable_sort(busy.begin(), busy.end(),
+                   [](const job_handler* a, const job_handler* b) { return total(a->received) > total(b->received); });
+  if (busy.empty()) {
+    if (who == owner::program) out += std::string(title_of(who)) + ": none handled a message\n";
+    return;
+  }
+  out += column_titles(std::string(title_of(who)) + " (messages handled)", true);
+  std::uint64_t rest_messages = 0, rest_bytes = 0;
+  for (std::size_t i = 0; i < busy.size(); ++i) {
+    const auto& h = *busy[i];
+    if (i < rows_for(who)) {
+      out += summary_row("  " + keep_tail(shown_name(h.name), label_width - 3), h.received, unit::count) +
+             align_right(human(total(h.received_bytes), unit::bytes), number_width) + "\n";
+    } else {
+      rest_messages += total(h.received);
+      rest_bytes += total(h.received_bytes);
+    }
+  }
+  if (busy.size() > rows_for(who)) {
+    out += align_left("  " + std::to_string(busy.size() - rows_for(who)) + " more", label_width) +
+           align_right(human(rest_messages, unit::count), number_width) + align_right("", 3 * number_width) +
+           align_right(human(rest_bytes, unit::bytes), number_width) + "\n";
   }
 }
 
@@ -148,7 +184,7 @@ std::string per_node_table(const job_counters& job, const std::string& date) {
     for (const owner who : {owner::program, owner::library, owner::runtime}) {
       titles(title_of(who));
       for (const auto& h : job.handlers) {
-        if (owner_of(h) == who && total(h.received) != 0) row("  " + h.name, h.received, unit::count);
+        if (owner_of(h) == who && total(h.received) != 0) row("  " + shown_name(h.name), h.received, unit::count);
       }
     }
   }
