@@ -137,7 +137,7 @@ void expect_mixed_transports(const std::string& json) {
   for (auto v : stats.counters.at("shm.packets_sent")) EXPECT_GT(v, 0u) << stats.text;
   // The engine's mailbox lane (small request/reply packets) to the other node of its host,
   // offered through the routed transport.
-  for (auto v : stats.counters.at("am.mailbox_lane_sends")) EXPECT_GT(v, 0u) << stats.text;
+  for (auto v : stats.counters.at("shm.mailbox_packets")) EXPECT_GT(v, 0u) << stats.text;
 }
 
 class Hosts : public ::testing::Test {

@@ -21,7 +21,6 @@ const int packets_received = stats::counter_slot("am.packets_received");
 const int packets_queued = stats::counter_slot("am.packets_queued");
 const int bulk_transfers = stats::counter_slot("am.bulk_transfers");
 const int bulk_fragments = stats::counter_slot("am.bulk_fragments");
-const int mailbox_lane_sends = stats::counter_slot("am.mailbox_lane_sends");
 
 using detail::round8;
 
@@ -32,10 +31,6 @@ void count(int slot, std::uint64_t n = 1) { stats::bump(stats::counter_at(slot),
 engine* current_engine = nullptr;  // set by the runtime; used by the internal handlers
 
 void engine::count_packet_sent() { count(packets_sent); }
-void engine::count_mail_sent() {
-  count(packets_sent);
-  count(mailbox_lane_sends);
-}
 void engine::count_packet_received() { count(packets_received); }
 
 namespace {

@@ -191,7 +191,6 @@ class engine {
   bool finish_record(int dest, const handler_entry& e, std::size_t bytes);
   void count_sent(const handler_entry& e, std::size_t bytes);
   static void count_packet_sent();
-  static void count_mail_sent();  // a packet sent through the mailbox lane
   static void count_packet_received();
   static body_writer copy_of(const payload& data) {
     return {[](void* d, std::byte* out) {
@@ -318,7 +317,7 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
     alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
     const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
     if (lane_to_[dest] != nullptr && data.empty() && lane_to_[dest]->try_send_mail(dest, std::span(head, head_len))) {
-      count_mail_sent();
+      count_packet_sent();
       count_sent(e, args_len);
       return false;
     }
@@ -361,7 +360,7 @@ inline bool engine::send_mail(int dest, const handler_entry& e, const void* args
   alignas(8) std::byte record[sizeof(record_header) + 8];
   const std::size_t n = write_head(record, e, args, args_len, 0, reply_slot);
   if (!lane_to_[dest]->try_send_mail(dest, std::span(record, n))) return false;
-  count_mail_sent();
+  count_packet_sent();
   count_sent(e, args_len);
   return true;
 }
