@@ -3,9 +3,8 @@
 # find_package(Squall) with a component Squall does not have: optional, it is reported not
 # found; required, the configuration fails naming it and the real components.
 set -euo pipefail
+source "$(dirname "$0")/common.sh"  # quiet, $scratch
 prefix="$1"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
 
 cat >"$scratch/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)

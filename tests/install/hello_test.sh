@@ -5,14 +5,9 @@
 # project that asks for C++17 (squall::kf still brings C++20); each run on 2 nodes. README.md
 # must show hello.cpp and its CMakeLists.txt as they are.
 set -euo pipefail
-quiet() {  # runs a command, showing its output only if it fails
-  local out
-  out=$("$@" 2>&1) || { echo "$out"; return 1; }
-}
+source "$(dirname "$0")/common.sh"  # quiet, $scratch
 prefix="$1"
 source_dir="$2/hello"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
 
 # Each fenced block of README.md into $scratch/readme.N; one of them must be each file.
 awk -v dir="$scratch" '/^```/ { if (inside) { inside = 0; close(f) } else { inside = 1; f = dir "/readme." ++n }; next }

@@ -4,15 +4,10 @@
 # COMPONENTS ...), and runs it alone and under the installed squallrun: the C++ and C APIs,
 # TSM and the version header.
 set -euo pipefail
-quiet() {  # runs a command, showing its output only if it fails
-  local out
-  out=$("$@" 2>&1) || { echo "$out"; return 1; }
-}
+source "$(dirname "$0")/common.sh"  # quiet, $scratch
 prefix="$1"
 version="$2"
 source_dir="$(cd "$(dirname "$0")" && pwd)/consumer"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
 
 quiet cmake -S "$source_dir" -B "$scratch" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
 quiet cmake --build "$scratch"

@@ -5,15 +5,10 @@
 # squall_parmacs_program() in a CMake project, each run on 2 nodes; --showme, and the
 # wrapper's misuse messages.
 set -euo pipefail
-quiet() {  # runs a command, showing its output only if it fails
-  local out
-  out=$("$@" 2>&1) || { echo "$out"; return 1; }
-}
+source "$(dirname "$0")/common.sh"  # quiet, $scratch
 prefix="$1"
 source_dir="$2/parmacs"
 wrapper="$prefix/bin/squall-parmacs-cc"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
 
 check_run() {  # program: its output on 2 nodes
   local out

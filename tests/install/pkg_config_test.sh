@@ -4,11 +4,10 @@
 # a C++ TSM program from `pkg-config --cflags --libs squall-tsm` run on 2 nodes, and a C
 # program from `--cflags-only-I` (no -std=c++20 for C).
 set -euo pipefail
+source "$(dirname "$0")/common.sh"  # quiet, $scratch
 prefix="$1"
 version="$2"
 consumer="$(cd "$(dirname "$0")" && pwd)/consumer"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
 PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name squall-kf.pc)")
 export PKG_CONFIG_PATH
 
