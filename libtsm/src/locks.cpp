@@ -20,6 +20,7 @@
 
 #include "fail.hpp"
 #include "segment_size.hpp"
+#include "protocol/sync_points.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm {
@@ -169,6 +170,7 @@ void lock_array::acquire(std::size_t i) {
   at_home<home_request, request_msg>(id_, i);
   am::wait_until([&t] { return t.granted; });
   t.held[i] = true;
+  detail::after_acquire();
   std::atomic_signal_fence(std::memory_order_seq_cst);  // the critical section stays after this
 }
 
@@ -178,7 +180,7 @@ void lock_array::release(std::size_t i) {
   if (!t.held[i]) throw usage_error("tsm::lock_array::release: this node does not hold lock " + std::to_string(i));
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
   t.held[i] = false;
-  detail::stache::let_go();
+  detail::before_release();
   at_home<home_release, release_msg>(id_, i);
 }
 

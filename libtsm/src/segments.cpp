@@ -1,27 +1,36 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// TSM segments: a global segment per allocation with its own stache protocol object,
-// every block Invalid on every node (the home's own accesses fault like anyone's).
+// TSM segments: a global segment per allocation, its blocks bound to protocols (stache unless
+// another was given), every block Invalid on every node (the home's own accesses fault like
+// anyone's).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/error.hpp>
 #include <squall/tsm.hpp>
+#include <squall/tsm/protocol.hpp>
 
+#include "protocol/binding.hpp"
+#include "protocol/sync_points.hpp"
 #include "segment_size.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm {
 namespace {
 
+// A TSM segment: its binding of blocks to protocols, and stache for the blocks no other
+// protocol was given.
 struct allocation {
   memory::segment seg;
-  std::unique_ptr<detail::stache> protocol;
+  std::unique_ptr<detail::stache> stache;
+  std::unique_ptr<detail::binding> blocks;
   bool shared = false;  // tsm::share, not tsm::alloc
 };
 // Touched only by the program thread (allocation and freeing are collective calls).
@@ -35,28 +44,118 @@ __attribute__((no_sanitize("address"))) void read_fault_in(const void* p) {
   (void)*static_cast<const volatile std::uint8_t*>(p);
 }
 
-}  // namespace
+// The protocols a binding uses, each once, in block order.
+std::vector<protocol*> protocols_of(const detail::binding& b) {
+  std::vector<protocol*> out;
+  for (const auto& r : b.ranges()) {
+    if (std::find(out.begin(), out.end(), r.p) == out.end()) out.push_back(r.p);
+  }
+  return out;
+}
 
-namespace {
+void check_range(const range_binding& r, std::size_t segment_bytes, std::size_t block_size, const char* api) {
+  if (r.p == nullptr) throw usage_error(std::string(api) + ": a range without a protocol");
+  if (r.first_byte % block_size != 0 || r.bytes % block_size != 0 || r.bytes == 0) {
+    throw usage_error(std::string(api) + ": the range at byte " + std::to_string(r.first_byte) + " of " +
+                      std::to_string(r.bytes) + " bytes does not start and end on " + std::to_string(block_size) +
+                      "-byte block boundaries");
+  }
+  if (r.first_byte > segment_bytes || r.bytes > segment_bytes - r.first_byte) {
+    throw usage_error(std::string(api) + ": the range at byte " + std::to_string(r.first_byte) + " of " +
+                      std::to_string(r.bytes) + " bytes lies outside the segment's " + std::to_string(segment_bytes) +
+                      " bytes");
+  }
+  if (const std::string why = r.p->refuse_block_size(block_size); !why.empty()) {
+    throw usage_error(std::string(api) + ": protocol '" + std::string(r.p->name()) + "' cannot run " +
+                      std::to_string(block_size) + "-byte blocks: " + why);
+  }
+}
 
-// A stache segment: a new range of the segment space, or (`adopted`) pages the process has.
-void* make_segment(void* adopted, std::size_t bytes, const options& opt, const char* api) {
+void check_disjoint(std::span<const range_binding> ranges, const char* api) {
+  std::vector<range_binding> sorted(ranges.begin(), ranges.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first_byte < b.first_byte; });
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].first_byte < sorted[i - 1].first_byte + sorted[i - 1].bytes) {
+      throw usage_error(std::string(api) + ": the ranges at bytes " + std::to_string(sorted[i - 1].first_byte) +
+                        " and " + std::to_string(sorted[i].first_byte) + " overlap");
+    }
+  }
+}
+
+// A TSM segment: a new range of the segment space, or (`adopted`) pages the process has.
+void* make_segment(void* adopted, std::size_t bytes, std::span<const range_binding> ranges, const options& opt,
+                   const char* api) {
   detail::check_block_size(opt.block_size, api);
   detail::check_segment_size(bytes, opt.block_size, adopted == nullptr, api);
   const std::size_t blocks = detail::blocks_for(bytes, opt.block_size);
-  auto protocol = std::make_unique<detail::stache>(blocks);
+  for (const auto& r : ranges) check_range(r, blocks * opt.block_size, opt.block_size, api);
+  check_disjoint(ranges, api);
+
+  allocation a;
+  a.stache = std::make_unique<detail::stache>();
+  a.blocks = std::make_unique<detail::binding>(blocks, *a.stache);
+  for (const auto& r : ranges) {
+    a.blocks->rebind(r.first_byte / opt.block_size, (r.first_byte + r.bytes) / opt.block_size, *r.p, api);
+  }
+  // Every protocol's state first: messages for the segment may arrive once it exists.
+  a.stache->attach(0, blocks, opt.block_size);
+  for (const auto& r : a.blocks->ranges()) {
+    if (r.p != a.stache.get()) r.p->attach(r.first, r.end, opt.block_size);
+  }
   const memory::segment_options segment_opt{
-      .block_size = opt.block_size, .homes = opt.homes, .handler = protocol.get(), .initial = memory::tag::invalid};
-  const memory::segment seg = adopted != nullptr ? memory::adopt(adopted, blocks * opt.block_size, segment_opt)
-                                                 : memory::allocate(blocks * opt.block_size, segment_opt);
-  void* base = seg.base();
-  allocations().emplace(base, allocation{seg, std::move(protocol), adopted != nullptr});
+      .block_size = opt.block_size, .homes = opt.homes, .handler = a.blocks.get(), .initial = memory::tag::invalid};
+  a.seg = adopted != nullptr ? memory::adopt(adopted, blocks * opt.block_size, segment_opt)
+                             : memory::allocate(blocks * opt.block_size, segment_opt);
+  a.shared = adopted != nullptr;
+  detail::add_live_protocol(*a.stache);
+  for (protocol* p : protocols_of(*a.blocks)) {
+    if (p != a.stache.get()) detail::add_live_protocol(*p);
+    p->started(a.seg);
+  }
+  void* base = a.seg.base();
+  allocations().emplace(base, std::move(a));
   return base;
+}
+
+// Collective: every node is done with the segment; its protocols are told, then it goes.
+void release(std::map<const void*, allocation>::iterator it) {
+  detail::stache::let_go();  // nothing held back for it
+  squall::fence();           // no protocol message for it is still on the way
+  for (protocol* p : protocols_of(*it->second.blocks)) {
+    p->detach();
+    detail::remove_live_protocol(*p);
+  }
+  detail::remove_live_protocol(*it->second.stache);
+  memory::free(it->second.seg);  // collective: every node is done with it
+  allocations().erase(it);
 }
 
 }  // namespace
 
-void* alloc_bytes(std::size_t bytes, const options& opt) { return make_segment(nullptr, bytes, opt, "tsm::alloc"); }
+void* alloc_bytes(std::size_t bytes, const options& opt) { return make_segment(nullptr, bytes, {}, opt, "tsm::alloc"); }
+
+void* alloc_bound(std::size_t bytes, std::span<const range_binding> ranges, const options& opt) {
+  return make_segment(nullptr, bytes, ranges, opt, "tsm::alloc_bound");
+}
+
+void bind(void* start, std::size_t bytes, protocol& p) {
+  const memory::segment s = memory::segment_of(start);
+  detail::binding& b = detail::binding_of(s, "tsm::bind");
+  const range_binding r{static_cast<std::size_t>(static_cast<std::byte*>(start) - s.base()), bytes, &p};
+  check_range(r, s.size(), s.block_size(), "tsm::bind");
+  const block_index first = r.first_byte / s.block_size(), end = (r.first_byte + bytes) / s.block_size();
+  const bool new_protocol = std::none_of(b.ranges().begin(), b.ranges().end(), [&](const auto& x) { return x.p == &p; });
+  p.attach(first, end, s.block_size());
+  b.rebind(first, end, p, "tsm::bind");
+  p.started(s);
+  if (new_protocol) detail::add_live_protocol(p);
+  squall::barrier();  // no node touches the range before every node runs it under p
+}
+
+protocol& protocol_at(const void* address) {
+  const memory::segment s = memory::segment_of(address);
+  return detail::binding_of(s, "tsm::protocol_at").protocol_for(s.block_of(address));
+}
 
 void detail::too_many_elements(std::size_t count, std::size_t element_size) {
   throw usage_error("tsm::alloc: " + std::to_string(count) + " elements of " + std::to_string(element_size) +
@@ -65,7 +164,7 @@ void detail::too_many_elements(std::size_t count, std::size_t element_size) {
 
 void* share(void* address, std::size_t bytes, const options& opt) {
   if (address == nullptr) throw usage_error("tsm::share: a null address");  // else it would allocate
-  return make_segment(address, bytes, opt, "tsm::share");
+  return make_segment(address, bytes, {}, opt, "tsm::share");
 }
 
 void unshare(void* address) {
@@ -77,10 +176,7 @@ void unshare(void* address) {
   // Every node takes a read copy of every block, so that each protocol view holds the
   // latest bytes when the pages become private; nobody writes after the barrier.
   for (memory::block_index b = 0; b < seg.blocks(); ++b) read_fault_in(seg.address_of(b));
-  detail::stache::let_go();
-  squall::fence();
-  memory::free(seg);  // collective: private pages with those bytes
-  allocations().erase(it);
+  release(it);
 }
 
 void free(void* p) {
@@ -88,30 +184,30 @@ void free(void* p) {
   if (it == allocations().end() || it->second.shared) {
     throw usage_error("tsm::free: the address was not returned by tsm::alloc, or was freed already");
   }
-  detail::stache::let_go();      // nothing held back for it
-  squall::fence();               // no protocol message for it is still on the way
-  memory::free(it->second.seg);  // collective: every node is done with it
-  allocations().erase(it);
+  release(it);
 }
 
 counts counts_of(const void* p) {
-  const memory::segment s = memory::segment_of(p);
-  const auto* protocol = dynamic_cast<const detail::stache*>(s.bound_protocol());
-  if (protocol == nullptr) throw usage_error("tsm::counts_of: the address is not in TSM memory");
+  const auto* protocol = dynamic_cast<const detail::stache*>(&protocol_at(p));
+  if (protocol == nullptr) throw usage_error("tsm::counts_of: the address is run by another protocol than stache");
   return protocol->local_counts();
 }
 
 namespace detail {
 void before_collective() {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // no access moves across it
-  stache::let_go();
+  before_barrier();
+}
+void after_collective() {
+  after_barrier();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 }  // namespace detail
 
 void barrier() {
   detail::before_collective();
   squall::barrier();
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  detail::after_collective();
 }
 
 }  // namespace squall::tsm

@@ -1,44 +1,40 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The stache protocol for one TSM segment: the home side (a directory entry per block and
-// the requests waiting for busy blocks) and the cache side (fault handlers that ask the
-// home and wait). The states and messages are described in libtsm/PROTOCOL.md.
+// The stache protocol for TSM blocks, written on the protocol kit (squall/tsm/protocol.hpp):
+// the home side (a home_directory entry per block and the requests waiting for busy blocks)
+// and the cache side (fault handlers that ask the home and wait). The states and messages
+// are described in libtsm/PROTOCOL.md.
 //
-// Everything a message handler or fault handler touches is allocated up front: handlers may
-// run inside a fault handler on the SIGBUS path, where nothing may allocate.
+// Everything a message handler or fault handler touches is allocated in attach: handlers
+// may run inside a fault handler on the SIGBUS path, where nothing may allocate.
 #pragma once
 #include <cstdint>
-#include <vector>
 
-#include <squall/am.hpp>
-#include <squall/memory.hpp>
 #include <squall/tsm.hpp>
+#include <squall/tsm/directory.hpp>
+#include <squall/tsm/messages.hpp>
+#include <squall/tsm/protocol.hpp>
 
 namespace squall::tsm::detail {
 
-using memory::block_index;
-using memory::segment;
-using memory::tag;
-
-class stache final : public memory::protocol {
+class stache final : public tsm::protocol {
  public:
-  // For a segment of `blocks` blocks; constructed before the segment is allocated.
-  explicit stache(std::size_t blocks);
-  // The bytes a node keeps per block of a segment (its directory entry and sharer bits here,
-  // the memory layer's tag), for checking a size before anything is built.
+  stache();
+  // The bytes a node keeps per block of a segment (its directory entry here, the memory
+  // layer's tag), for checking a size before anything is built.
   static std::size_t state_bytes_per_block();
 
+  std::string_view name() const override { return "stache"; }
+  void attach(block_index first, block_index end, std::size_t block_size) override;
   void read_fault(segment s, block_index b) override { acquire(s, b, false); }
   void write_fault(segment s, block_index b) override { acquire(s, b, true); }
 
-  // Message handlers, with the node lock held.
+  // Message handlers (squall/tsm/messages.hpp).
   void on_request(segment s, block_index b, int from, bool write);              // home
   void on_invalidate(segment s, block_index b, int home, bool keep_read_only);  // holder
-  // The bytes that came with an ack are already in the protocol view; a grant brings the
-  // block's last part (or all of it, or nothing) at `offset`.
-  void on_ack(segment s, block_index b);  // home
-  void on_grant(segment s, block_index b, bool write, std::size_t offset, am::payload bytes);  // requester
+  void on_ack(segment s, block_index b, int from, block_part bytes);            // home
+  void on_grant(segment s, block_index b, int home, block_part bytes, bool write);  // requester
 
-  const counts& local_counts() const { return counts_; }
+  counts local_counts() const;
 
   // The hold (PROTOCOL.md): an invalidation of the block this node was granted last waits
   // until the access that faulted has had time to run. Ends at this node's next fault, or
@@ -50,38 +46,26 @@ class stache final : public memory::protocol {
   static void let_go();
 
  private:
-  // Home side, per block. Transient state: `requester >= 0` (busy: invalidations or a
-  // writeback outstanding for that request).
-  struct home_entry {
-    std::int32_t owner = -1;      // node holding the block ReadWrite
-    std::int32_t requester = -1;  // request in progress
-    std::uint32_t acks = 0;       // answers still expected for it
-    bool write = false;
-  };
-  struct waiting_request {
-    block_index block;
-    std::int32_t node;
-    bool write;
-  };
-
-  bool is_sharer(block_index b, int node) const;
-  void set_sharer(block_index b, int node, bool on);
   void start(segment s, block_index b, int from, bool write);  // a request on an idle block
   void invalidate(segment s, block_index b, int holder, bool keep_read_only);
   bool lower(segment s, block_index b, bool keep_read_only);  // this node's copy; true if it was ReadWrite
   void grant(segment s, block_index b);  // the transaction is complete
+  void granted(segment s, block_index b);  // this node's request was answered
   void acquire(segment s, block_index b, bool write);
   void answer_invalidation(segment s, block_index b, int home, bool keep_read_only);
 
-  int nodes_;
-  std::size_t words_;                // sharer bitmap words per block
-  std::vector<home_entry> dir_;      // used for the blocks homed here
-  std::vector<std::uint64_t> sharers_;  // blocks x words_
-  // Requests for busy blocks, oldest first. A node has at most one request in flight (its
-  // faults are served one at a time), so `nodes_` entries always suffice.
-  std::vector<waiting_request> waiting_;
-  counts counts_;
+  home_directory dir_;  // for the blocks homed here
   bool answered_ = false;  // this node's request in flight was granted
+
+  protocol_counter read_misses_{"tsm.read_misses"};
+  protocol_counter write_misses_{"tsm.write_misses"};
+  protocol_counter upgrades_{"tsm.upgrades"};
+  protocol_counter retries_{"tsm.retries"};
+  protocol_counter invalidations_received_{"tsm.invalidations_received"};
+  protocol_counter writebacks_{"tsm.writebacks"};
+  protocol_counter invalidations_sent_{"tsm.invalidations_sent"};
+  protocol_counter requests_served_{"tsm.requests_served"};
+  protocol_counter requests_deferred_{"tsm.requests_deferred"};
 };
 
 }  // namespace squall::tsm::detail

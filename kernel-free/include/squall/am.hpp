@@ -144,11 +144,17 @@ template <auto F>
 void dispatch(token& t, const void* ctx, const std::byte* args, std::size_t args_len, payload data,
               std::uint32_t reply_slot);
 
+// The name a handler is registered under: its own, unless the sender names it otherwise
+// (send_named).
 template <auto F>
-struct registration {
-  static inline const handler_entry* const entry = register_handler(handler_name<F>(), &dispatch<F>);
+struct named_after {
+  static constexpr std::string_view name() { return handler_name<F>(); }
 };
 
+template <auto F, class Name = named_after<F>>
+struct registration {
+  static inline const handler_entry* const entry = register_handler(Name::name(), &dispatch<F>);
+};
 template <auto F>
 struct checked_handler {
   using traits = handler_traits<decltype(F)>;
@@ -162,7 +168,7 @@ struct checked_handler {
                 "squall::am: a handler's result must be trivially copyable");
 };
 
-template <auto F, class... A>
+template <auto F, class Name = named_after<F>, class... A>
 void send_with_slot(int dest, std::uint32_t slot, A&&... a) {
   using H = checked_handler<F>;
   constexpr std::size_t n = packed_size<typename H::args>();
@@ -174,10 +180,10 @@ void send_with_slot(int dest, std::uint32_t slot, A&&... a) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       pack<typename H::args>(buf, std::get<I>(all)...);
     }(std::make_index_sequence<k>{});
-    send_raw(dest, registration<F>::entry, buf, n, payload(std::get<k>(all)), slot);
+    send_raw(dest, registration<F, Name>::entry, buf, n, payload(std::get<k>(all)), slot);
   } else {
     pack<typename H::args>(buf, std::forward<A>(a)...);
-    send_raw(dest, registration<F>::entry, buf, n, payload{}, slot);
+    send_raw(dest, registration<F, Name>::entry, buf, n, payload{}, slot);
   }
 }
 
@@ -209,6 +215,14 @@ class token {
 template <auto F, class... A>
 void send(int dest, A&&... args) {
   detail::send_with_slot<F>(dest, 0, std::forward<A>(args)...);
+}
+
+// Like send(), with F registered under Name::name() (a static constexpr function returning
+// a string_view) instead of F's own name: for a library whose handlers are generated
+// wrappers (libtsm's protocol messages), named in statistics after the function they wrap.
+template <auto F, class Name, class... A>
+void send_named(int dest, A&&... args) {
+  detail::send_with_slot<F, Name>(dest, 0, std::forward<A>(args)...);
 }
 
 namespace detail {

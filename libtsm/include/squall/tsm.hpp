@@ -21,6 +21,9 @@
 // block size and homes; and malloc/heap_free, by any node at any time without the others, from
 // the shared heap that init (collective) makes.
 //
+// Protocols: every block runs stache unless another protocol is bound to it (tsm::alloc_bound,
+// tsm::bind and the protocol kit in squall/tsm/protocol.hpp; libxsm's protocols).
+//
 // Limits of this version: a node runs one program thread that touches TSM memory.
 #pragma once
 #include <cstddef>
@@ -115,11 +118,14 @@ void barrier();
 // barrier(): every TSM access before it, on any node, comes before every access after it.
 namespace detail {
 void before_collective();
-}
+void after_collective();
+}  // namespace detail
 template <class T, class Op>
 T allreduce(T value, Op op) {
   detail::before_collective();
-  return squall::allreduce(value, op);
+  const T result = squall::allreduce(value, op);
+  detail::after_collective();
+  return result;
 }
 
 }  // namespace squall::tsm

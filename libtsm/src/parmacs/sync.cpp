@@ -25,6 +25,7 @@
 
 #include "env.hpp"
 #include "parmacs/parmacs.hpp"
+#include "protocol/sync_points.hpp"
 #include "stache.hpp"
 
 namespace squall::tsm::parmacs {
@@ -292,10 +293,11 @@ void squall_parmacs_barrier_init(squall_parmacs_barrier_t* b, long count) {
 }
 
 void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
-  tsm::detail::stache::let_go();
   if (count < 0) fail("BARRIER: a count of %ld", count);
+  tsm::detail::before_barrier();
   barrier_waits.add();
   wait_at_node0<arrive_msg>(std::uint64_t{b->id}, count);
+  tsm::detail::after_barrier();
 }
 
 void squall_parmacs_pause_init(squall_parmacs_pause_t* p) { p->id = new_object(kind::pause, 0); }

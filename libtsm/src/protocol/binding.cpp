@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "binding.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <squall/error.hpp>
+
+namespace squall::tsm::detail {
+
+binding::binding(block_index blocks, tsm::protocol& whole) { ranges_.push_back({0, blocks, &whole, false}); }
+
+binding::range& binding::at(block_index b) {
+  if (ranges_.size() == 1) return ranges_.front();
+  return *std::prev(std::upper_bound(ranges_.begin(), ranges_.end(), b, [](block_index x, const range& r) { return x < r.first; }));
+}
+const binding::range& binding::at(block_index b) const { return const_cast<binding*>(this)->at(b); }
+
+void binding::rebind(block_index first, block_index end, tsm::protocol& p, const char* api) {
+  const block_index blocks = ranges_.back().end;
+  if (first >= end || end > blocks) {
+    throw usage_error(std::string(api) + ": blocks " + std::to_string(first) + " to " + std::to_string(end) +
+                      " are not a range of the segment's " + std::to_string(blocks) + " blocks");
+  }
+  std::vector<range> next;
+  bool placed = false;
+  for (const range& r : ranges_) {
+    if (r.end <= first || r.first >= end) {
+      next.push_back(r);
+      continue;
+    }
+    if (r.used) {
+      throw usage_error(std::string(api) + ": blocks " + std::to_string(first) + " to " + std::to_string(end) +
+                        " were used under protocol '" + std::string(r.p->name()) +
+                        "' already; bind a range before any node touches it");
+    }
+    if (r.first < first) next.push_back({r.first, first, r.p, false});
+    if (!placed) next.push_back({first, end, &p, false});
+    placed = true;
+    if (r.end > end) next.push_back({end, r.end, r.p, false});
+  }
+  ranges_ = std::move(next);
+}
+
+void binding::read_fault(segment s, block_index b) {
+  range& r = at(b);
+  r.used = true;
+  r.p->read_fault(s, b);
+}
+
+void binding::write_fault(segment s, block_index b) {
+  range& r = at(b);
+  r.used = true;
+  r.p->write_fault(s, b);
+}
+
+binding& binding_of(segment s, const char* api) {
+  auto* b = dynamic_cast<binding*>(s.bound_protocol());
+  if (b == nullptr) throw usage_error(std::string(api) + ": the address is not in TSM memory");
+  return *b;
+}
+
+}  // namespace squall::tsm::detail
