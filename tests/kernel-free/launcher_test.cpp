@@ -95,6 +95,14 @@ TEST(LostNode, KilledNodeIsReportedByEveryOtherNode) {
   EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
 }
 
+// The survivors wait in a channel round for the lost node's end of round.
+TEST(LostNode, KilledNodeInAChannelRoundIsReported) {
+  const auto o = run(squallrun + " -n 4 " + scenarios + " channel-lost 2");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
 // mpirun itself then never ends (Open MPI 4.1 waits forever once a process died of a
 // signal, with that option), so the test looks at the nodes, not at mpirun's exit.
 TEST(LostNode, KilledNodeIsReportedByEveryOtherNodeUnderMpirun) {

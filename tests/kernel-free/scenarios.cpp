@@ -2,6 +2,7 @@
 // Programs that misbehave on purpose, run by launcher_test under squallrun:
 //   kill-node K       node K is killed by SIGKILL while the others wait in a barrier
 //   exit-early K      node K exits (status 0) without calling finalize
+//   channel-lost K    node K is killed in a round of a channel set the others wait in
 //   unregistered      node 0 sends a handler id that node 1 has not registered
 //   mismatch          node 0 calls barrier while the others call broadcast
 //   handler-waits     a handler calls am::call
@@ -50,6 +51,13 @@ int main(int argc, char** argv) {
   if (mode == "kill-node") {
     if (me == victim) raise(SIGKILL);
     for (;;) squall::barrier();
+  } else if (mode == "channel-lost") {
+    squall::channel_set ch(std::vector<std::size_t>(static_cast<std::size_t>(squall::nodes()), 8));
+    for (;;) {
+      if (me == victim && ch.round() == 2) raise(SIGKILL);
+      ch.end_round();
+      ch.wait_round();
+    }
   } else if (mode == "exit-early") {
     if (me == victim) std::exit(0);
     for (;;) squall::barrier();

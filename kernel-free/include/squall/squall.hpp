@@ -2,6 +2,7 @@
 // Everything of the Squall substrate's C++ API.
 #pragma once
 #include <squall/am.hpp>
+#include <squall/channel.hpp>
 #include <squall/collectives.hpp>
 #include <squall/error.hpp>
 #include <squall/memory.hpp>

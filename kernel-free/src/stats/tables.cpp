@@ -20,7 +20,7 @@ constexpr int nodes_per_block = 8;
 
 // The layers in the order of the stack, from messages down to the libraries above them;
 // layers not listed follow in the order of their names.
-constexpr std::array layer_order{"am", "shm", "tcp", "progress", "wait", "lock", "memory", "tsm", "parmacs", "chaos"};
+constexpr std::array layer_order{"am", "shm", "tcp", "progress", "wait", "lock", "memory", "channel", "tsm", "parmacs", "chaos"};
 
 std::size_t layer_rank(std::string_view layer) {
   const auto it = std::find(layer_order.begin(), layer_order.end(), layer);
