@@ -68,13 +68,6 @@ std::uint64_t patterns_built = 0;
   std::abort();
 }
 
-const peer_lists* peer_of(const pattern& p, int node) {
-  for (const auto& q : p.peers) {
-    if (q.node == node) return &q;
-  }
-  return nullptr;
-}
-
 // Where the elements a peer sends in this execution land here.
 const std::vector<index>& landing(const peer_lists& q, bool reverse) { return reverse ? q.send : q.recv; }
 const std::vector<index>& packing(const peer_lists& q, bool reverse) { return reverse ? q.recv : q.send; }
@@ -108,7 +101,7 @@ void deliver(pending& e, int source, std::size_t elem_size, std::size_t type_has
              std::size_t n) {
   const execution_arrays& a = e.arrays;
   if (elem_size != a.to.elem_size || type_hash != a.to.type_hash) mismatch("element type", source, e.pat->id);
-  const peer_lists* q = peer_of(*e.pat, source);
+  const peer_lists* q = e.pat->peer(source);
   if (q == nullptr) mismatch("no elements expected from that node", source, e.pat->id);
   const auto& where = landing(*q, a.reverse);
   if (n != where.size() * elem_size) mismatch("element count", source, e.pat->id);
@@ -147,19 +140,9 @@ void check_bounds(const array_ref& a, index highest, const char* which) {
 
 std::uint64_t next_pattern_id() { return patterns_built++; }
 
-void pattern::finish_bounds() {
-  for (const auto& q : peers) {
-    for (index i : q.send) highest_send = std::max(highest_send, i);
-    for (index i : q.recv) highest_recv = std::max(highest_recv, i);
-  }
-  for (const auto& [from, to] : local) {
-    highest_send = std::max(highest_send, from);
-    highest_recv = std::max(highest_recv, to);
-  }
-}
-
-std::shared_ptr<pattern> pattern::make() {
+std::shared_ptr<pattern> pattern::make(squall::comm_pattern lists) {
   auto p = std::make_shared<pattern>();
+  static_cast<squall::comm_pattern&>(*p) = std::move(lists);
   p->id = next_pattern_id();
   return p;
 }

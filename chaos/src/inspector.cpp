@@ -78,15 +78,9 @@ schedule build(const translation_table& table, const schedule::state* earlier,
   }
 
   // Tell each owner what to send here; learn what to send to each node.
-  auto to_send = exchange(wanted);
-  s->pat = detail::pattern::make();
-  for (int p = 0; p < nodes; ++p) {
-    auto& send = to_send[static_cast<std::size_t>(p)];
-    auto& recv = slots[static_cast<std::size_t>(p)];
-    if (send.empty() && recv.empty()) continue;
-    s->pat->peers.push_back({p, std::move(send), std::move(recv)});
-  }
-  s->pat->finish_bounds();
+  // (CHAOS's own exchange, not squall::pattern_from_requests: it is numbered and counted
+  // with the library's other calls.)
+  s->pat = detail::pattern::make(squall::pattern_from_lists(exchange(wanted), std::move(slots)));
   detail::count_inspector_ns(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
   return schedule(std::move(s));

@@ -35,23 +35,17 @@ remap_plan::remap_plan(const translation_table& from, const translation_table& t
   s_->to_size = to.local_size();
   const std::vector<location> now = from.lookup(to.owned());  // where each new element lives
   const int nodes = squall::nodes(), me = squall::node();
-  s_->pat = detail::pattern::make();
   std::vector<std::vector<index>> wanted(static_cast<std::size_t>(nodes)), slots(static_cast<std::size_t>(nodes));
+  std::vector<std::pair<index, index>> local;
   for (std::size_t j = 0; j < now.size(); ++j) {
     if (now[j].owner == me) {
-      s_->pat->local.emplace_back(now[j].offset, static_cast<index>(j));
+      local.emplace_back(now[j].offset, static_cast<index>(j));
     } else {
       wanted[static_cast<std::size_t>(now[j].owner)].push_back(now[j].offset);
       slots[static_cast<std::size_t>(now[j].owner)].push_back(static_cast<index>(j));
     }
   }
-  auto to_send = exchange(wanted);
-  for (int p = 0; p < nodes; ++p) {
-    auto& send = to_send[static_cast<std::size_t>(p)];
-    auto& recv = slots[static_cast<std::size_t>(p)];
-    if (!send.empty() || !recv.empty()) s_->pat->peers.push_back({p, std::move(send), std::move(recv)});
-  }
-  s_->pat->finish_bounds();
+  s_->pat = detail::pattern::make(squall::pattern_from_lists(exchange(wanted), std::move(slots), std::move(local)));
 }
 
 void remap_plan::apply_bytes(detail::array_ref in, detail::array_ref out) const {

@@ -52,7 +52,7 @@ schedule merge(const schedule& a, const schedule& b) {
   for (const auto* src : {&sa.pat->peers, &sb.pat->peers}) {
     for (const auto& q : *src) {
       auto it = std::find_if(peers.begin(), peers.end(), [&](const auto& p) { return p.node == q.node; });
-      if (it == peers.end()) it = peers.insert(peers.end(), detail::peer_lists{q.node, {}, {}});
+      if (it == peers.end()) it = peers.insert(peers.end(), squall::peer_lists{q.node, {}, {}});
       it->send.insert(it->send.end(), q.send.begin(), q.send.end());
       it->recv.insert(it->recv.end(), q.recv.begin(), q.recv.end());
     }

@@ -6,6 +6,7 @@
 #include <squall/collectives.hpp>
 #include <squall/error.hpp>
 #include <squall/memory.hpp>
+#include <squall/pattern.hpp>
 #include <squall/runtime.hpp>
 #include <squall/stats.hpp>
 #include <squall/version.hpp>

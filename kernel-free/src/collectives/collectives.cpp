@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Barrier (dissemination), broadcast (binomial tree), reduce and allreduce (binomial tree
-// to node 0, combining in node order), fence (termination detection by counting), and the
-// runtime's gather (every node straight to node 0).
+// to node 0, combining in node order), fence (termination detection by counting), the
+// runtime's gather (every node straight to node 0), and the all-to-all of set-up steps.
 #include <squall/collectives.hpp>
 
 #include <cstring>
@@ -98,6 +98,25 @@ std::vector<std::vector<std::byte>> gather_bytes(std::span<const std::byte> mine
   all.emplace_back(mine.begin(), mine.end());
   for (int src = 1; src < n; ++src) all.push_back(op.receive(src, 0));
   return all;
+}
+
+std::vector<std::vector<std::byte>> exchange_bytes(std::vector<std::vector<std::byte>> outgoing, const char* api) {
+  rt::node_runtime& nd = rt::require(api);
+  if (outgoing.size() != static_cast<std::size_t>(nd.n)) {
+    throw usage_error(format("%s: one list per node is needed (%d), got %zu", api, nd.n, outgoing.size()));
+  }
+  coll::operation op(coll::kind::exchange);
+  for (int i = 1; i < nd.n; ++i) {  // staggered, so that not every node sends to node 0 first
+    const int d = (nd.me + i) % nd.n;
+    op.send(d, 0, am::payload(outgoing[static_cast<std::size_t>(d)]));
+  }
+  std::vector<std::vector<std::byte>> incoming(static_cast<std::size_t>(nd.n));
+  for (int i = 1; i < nd.n; ++i) {
+    const int s = (nd.me - i + nd.n) % nd.n;
+    incoming[static_cast<std::size_t>(s)] = op.receive(s, 0);
+  }
+  incoming[static_cast<std::size_t>(nd.me)] = std::move(outgoing[static_cast<std::size_t>(nd.me)]);
+  return incoming;
 }
 
 void broadcast_bytes(void* data, std::size_t bytes, int root) {

@@ -55,6 +55,7 @@ const char* kind_name(kind k) {
     case kind::fence: return "fence";
     case kind::finalize: return "finalize";
     case kind::gather: return "gather";
+    case kind::exchange: return "exchange";
   }
   return "unknown collective";
 }

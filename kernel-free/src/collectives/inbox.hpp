@@ -11,7 +11,7 @@
 
 namespace squall::coll {
 
-enum class kind : std::uint32_t { barrier = 1, broadcast, reduce, allreduce, fence, finalize, gather };
+enum class kind : std::uint32_t { barrier = 1, broadcast, reduce, allreduce, fence, finalize, gather, exchange };
 const char* kind_name(kind k);
 
 // One collective in progress on this node.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <squall/collectives.hpp>
+#include <squall/pattern.hpp>
 
 #include <squall/chaos/exchange.hpp>
 #include <squall/chaos/translation_table.hpp>
@@ -75,30 +76,14 @@ using max = squall::op::max;
 }  // namespace combine
 
 namespace detail {
-// Copies between an array and a packed run by a list of positions; instantiated per element
-// type, so each element is copied with its size known at compile time.
-using pack_fn = void (*)(std::byte* out, const std::byte* array, const index* where, std::size_t n);
-using unpack_fn = void (*)(std::byte* array, const index* where, const std::byte* in, std::size_t n);
-
-template <class T>
-void pack_elements(std::byte* out, const std::byte* array, const index* where, std::size_t n) {
-  const T* a = reinterpret_cast<const T*>(array);
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * sizeof(T), &a[where[i]], sizeof(T));
-}
-template <class T>
-void unpack_elements(std::byte* array, const index* where, const std::byte* in, std::size_t n) {
-  T* a = reinterpret_cast<T*>(array);
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(&a[where[i]], in + i * sizeof(T), sizeof(T));
-}
-
 // Typed data as the executor moves it: an array of `count` elements of `elem_size` bytes.
 struct array_ref {
   std::byte* data;
   std::size_t count;
   std::size_t elem_size;
   std::size_t type_hash;  // elements must be of the same type on every node
-  pack_fn pack;
-  unpack_fn unpack;
+  squall::pack_fn pack;  // squall/pattern.hpp's, instantiated for the element type
+  squall::unpack_fn unpack;
 };
 // Combines `count` packed ghost values into the owners at their positions, in place:
 // owners[where[i]] = op(owners[where[i]], ghosts[i]).
@@ -108,7 +93,7 @@ template <class T>
 array_ref ref(std::span<T> a) {
   static_assert(std::is_trivially_copyable_v<T>, "chaos: arrays moved by a schedule hold trivially copyable elements");
   return {reinterpret_cast<std::byte*>(a.data()), a.size(), sizeof(T), typeid(T).hash_code(),
-          &pack_elements<T>, &unpack_elements<T>};
+          &squall::pack_elements<T>, &squall::unpack_elements<T>};
 }
 template <class T, class Op>
 combine_fn combiner(Op op) {
