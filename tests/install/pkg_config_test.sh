@@ -11,11 +11,12 @@ consumer="$(cd "$(dirname "$0")" && pwd)/consumer"
 PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name squall-kf.pc)")
 export PKG_CONFIG_PATH
 
-for module in squall-kf squall-tsm squall-chaos; do
+for module in squall-kf squall-tsm squall-chaos squall-xsm; do
   [ "$(pkg-config --modversion "$module")" = "$version" ]
   pkg-config --cflags "$module" | grep -q -- '-std=c++20'
 done
 pkg-config --libs squall-chaos | grep -q -- '-lsquall-chaos .*-lsquall-kf'
+pkg-config --libs squall-xsm | grep -q -- '-lsquall-xsm .*-lsquall-tsm .*-lsquall-kf'
 libdir=$(pkg-config --variable=libdir squall-kf)
 
 # shellcheck disable=SC2046  # the flags are words
