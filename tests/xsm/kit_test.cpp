@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The protocol kit under any protocol: fence() waits for a protocol's messages however long
+// the chain they form; every synchronisation point reaches every live protocol's hooks; a
+// block larger than one message travels in parts.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include <squall/am.hpp>
+#include <squall/squall.hpp>
+#include <squall/tsm.hpp>
+#include <squall/xsm.hpp>
+
+#include "migratory.hpp"
+
+namespace {
+
+using namespace squall;
+
+// Faults give access at once; messages hop from node to node; hooks are counted.
+class hopping final : public xsm::protocol {
+ public:
+  std::string_view name() const override { return "hopping"; }
+  void attach(xsm::block_index, xsm::block_index, std::size_t) override {}
+  void read_fault(xsm::segment s, xsm::block_index b) override { s.set_tag(b, xsm::tag::read_write); }
+  void write_fault(xsm::segment s, xsm::block_index b) override { s.set_tag(b, xsm::tag::read_write); }
+  void started(xsm::segment s) override { seg = s; }
+
+  void on_hop(xsm::segment s, xsm::block_index b, int, std::uint32_t left) {
+    ++hops_here;
+    if (left > 0) xsm::send<&hopping::on_hop>((node() + 1) % nodes(), s, b, left - 1);
+  }
+
+  void before_barrier() override { ++before_barriers; }
+  void after_barrier() override { ++after_barriers; }
+  void after_acquire() override { ++acquires; }
+  void before_release() override { ++releases; }
+
+  xsm::segment seg;
+  std::uint64_t hops_here = 0;
+  int before_barriers = 0, after_barriers = 0, acquires = 0, releases = 0;
+};
+
+TEST(Kit, FenceWaitsForAChainOfProtocolMessages) {
+  hopping h;
+  auto* mem = xsm::alloc<int>(1024, h);
+  constexpr std::uint32_t chain = 2000;
+  if (node() == 0) xsm::send<&hopping::on_hop>(0, h.seg, 0, chain - 1);
+  fence();
+  // Read under the node lock: the hops are counted by handlers.
+  std::uint64_t here = 0;
+  am::wait_until([&] {
+    here = h.hops_here;
+    return true;
+  });
+  EXPECT_EQ(allreduce(here), chain);
+  xsm::free(mem);
+}
+
+TEST(Kit, EverySynchronisationPointReachesTheHooks) {
+  hopping h;
+  auto* mem = xsm::alloc<int>(1024, h);
+  tsm::barrier();
+  (void)tsm::allreduce(1, op::sum{});
+  {
+    tsm::lock_array locks(1);
+    locks.acquire(0);
+    locks.release(0);
+  }
+  EXPECT_EQ(h.before_barriers, 2);
+  EXPECT_EQ(h.after_barriers, 2);
+  EXPECT_EQ(h.acquires, 1);
+  EXPECT_EQ(h.releases, 1);
+  xsm::free(mem);
+  tsm::barrier();
+  EXPECT_EQ(h.before_barriers, 2) << "a freed segment's protocol is not told any more";
+}
+
+TEST(Kit, BlocksLargerThanAMessageTravelInParts) {
+  migratory_example::migratory mig;
+  constexpr std::size_t block = 65536, words = block / sizeof(std::uint64_t);
+  ASSERT_GT(block, am::max_payload());
+  auto* data = xsm::alloc<std::uint64_t>(2 * words, mig, {.block_size = block});
+  for (int turn = 0; turn < nodes(); ++turn) {
+    if (turn == node()) {
+      for (std::size_t i = 0; i < 2 * words; ++i) data[i] = data[i] + i;
+    }
+    tsm::barrier();
+  }
+  for (std::size_t i = 0; i < 2 * words; i += 997) EXPECT_EQ(data[i], i * static_cast<std::size_t>(nodes())) << i;
+  xsm::free(data);
+}
+
+}  // namespace
