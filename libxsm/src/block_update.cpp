@@ -80,7 +80,7 @@ void block_update::read_fault(segment s, block_index b) {
 
 void block_update::write_fault(segment s, block_index b) {
   if (s.home(b) != squall::node()) {
-    detail::fault_misuse("block-update", "wrote (only a block's home writes it under block-update)", s, b);
+    detail::foreign_write("block-update", s, b);
   }
   home_->writes.write(s, b);
 }

@@ -35,9 +35,9 @@ void home_writes::reopen() {
   list_.clear();
 }
 
-void fault_misuse(const char* protocol, const char* what, segment s, block_index b) {
-  std::fprintf(stderr, "squall xsm: %s: node %d %s block %zu (at %p), homed on node %d\n", protocol, squall::node(), what, b,
-               static_cast<void*>(s.address_of(b)), s.home(b));
+void foreign_write(const char* protocol, segment s, block_index b) {
+  std::fprintf(stderr, "squall xsm: %s: node %d wrote block %zu (at %p), homed on node %d; only a block's home writes it under %s\n",
+               protocol, squall::node(), b, static_cast<void*>(s.address_of(b)), s.home(b), protocol);
   std::abort();
 }
 

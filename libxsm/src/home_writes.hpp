@@ -37,8 +37,9 @@ class home_writes {
   std::vector<block_index> list_;  // capacity: every block of the range
 };
 
-// A misuse found in a fault handler (no exception can leave one): the message on standard
-// error, then abort, so squallrun reports the node as lost. No allocation.
-[[noreturn]] void fault_misuse(const char* protocol, const char* what, segment s, block_index b);
+// A store to block b by a node other than its home, found in a write fault handler (no
+// exception can leave one): the message on standard error, then abort, so squallrun reports
+// the node as lost. No allocation.
+[[noreturn]] void foreign_write(const char* protocol, segment s, block_index b);
 
 }  // namespace squall::xsm::detail

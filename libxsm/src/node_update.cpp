@@ -75,7 +75,7 @@ void node_update::read_fault(segment s, block_index b) {
 
 void node_update::write_fault(segment s, block_index b) {
   if (s.home(b) != squall::node()) {
-    detail::fault_misuse("node-update", "wrote (only a block's home writes it under node-update)", s, b);
+    detail::foreign_write("node-update", s, b);
   }
   writes_->write(s, b);
 }

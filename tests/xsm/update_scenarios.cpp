@@ -5,6 +5,7 @@
 //   update_scenarios block-update K   node K writes its blocks in the third iteration, then dies
 //   update_scenarios node-update K    instead of ending the phase: the others wait in the update
 //                                     at that barrier (for its pushes) and must report it lost
+//   update_scenarios foreign-write K  under block-update, node K stores to node 0's first block
 #include <signal.h>
 
 #include <cstdio>
@@ -31,13 +32,20 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<squall::xsm::protocol> upd;
   squall::xsm::node_update* elements = nullptr;
+  if (mode == "foreign-write") {
+    squall::xsm::block_update bu;
+    double* z = squall::xsm::alloc<double>(n, bu, homes);
+    if (me == victim) z[0] = 1;
+    squall::tsm::barrier();
+    return 0;
+  }
   if (mode == "block-update") {
     upd = std::make_unique<squall::xsm::block_update>(3);
   } else if (mode == "node-update") {
     elements = new squall::xsm::node_update(sizeof(double));
     upd.reset(elements);
   } else {
-    std::fprintf(stderr, "usage: update_scenarios block-update|node-update VICTIM\n");
+    std::fprintf(stderr, "usage: update_scenarios block-update|node-update|foreign-write VICTIM\n");
     return 2;
   }
   double* x = squall::xsm::alloc<double>(n, *upd, homes);
