@@ -2,8 +2,8 @@
 // block-update on the scripted irregular loop (update_pattern.hpp): results equal to the
 // sequential reference, and exact counts - one miss per block read from another node, in the
 // recording only; afterwards every written block pushed to each of its readers, one channel
-// message per pair per phase. A reader found after the recording misses once and is served by
-// block messages. A block size the protocol cannot take is a usage_error.
+// message per pair per phase (block messages before the channel exists, within a longer
+// recording). A reader found after the recording misses once and is served by block messages. A block size the protocol cannot take is a usage_error.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -102,6 +102,29 @@ TEST(BlockUpdate, ReaderFoundAfterTheRecordingMissesOnceAndIsPushedByBlockMessag
   EXPECT_EQ(pushes, iterations * e.served);
   EXPECT_EQ(messages, iterations * e.served);  // one block message per push
   EXPECT_EQ(bytes, iterations * e.served * block_bytes);
+  expect_reference(x, n);
+  xsm::free(x);
+}
+
+TEST(BlockUpdate, PushesWithinALongerRecordingGoAsBlockMessages) {
+  // Recording through the second iteration: the first iteration's writes reach the readers
+  // recorded so far as block messages (no channel yet), the later ones on the channel.
+  xsm::block_update upd(5);
+  const std::size_t n = update_test::elements_for(nodes());
+  double* x = xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()});
+  const layout where(x, n);
+  update_test::write_initial(x, where);
+  tsm::barrier();
+  update_test::iterate({{x, &where}}, iterations);
+
+  const std::uint64_t after = upd.misses_after_recording.value(), pushes = upd.pushes.value(),
+                      messages = upd.push_messages.value(), bytes = upd.push_bytes.value();
+  tsm::barrier();
+  const expected e = expect_for(where);
+  EXPECT_EQ(after, 0u);
+  EXPECT_EQ(pushes, iterations * e.served);
+  EXPECT_EQ(messages, e.served + (iterations - 1) * e.readers);
+  EXPECT_EQ(bytes, e.served * block_bytes + (iterations - 1) * e.served * (sizeof(std::uint64_t) + block_bytes));
   expect_reference(x, n);
   xsm::free(x);
 }
