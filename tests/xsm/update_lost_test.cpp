@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A node killed in the middle of an update (update_scenarios.cpp): the others, waiting for its
+// pushes at the phase end, report it lost within seconds, and the job ends - no hang. A store
+// to another node's block ends the job with a message naming the block and its home.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+using squall::test::count_of;
+using squall::test::run;
+
+const std::string squallrun = SQUALLRUN_PATH;
+const std::string scenarios = SCENARIOS_PATH;
+
+void expect_lost_reported(const std::string& protocol) {
+  const auto o = run(squallrun + " -n 4 " + scenarios + " " + protocol + " 2");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
+TEST(UpdateLostNode, KilledNodeInABlockUpdateIsReported) { expect_lost_reported("block-update"); }
+TEST(UpdateLostNode, KilledNodeInANodeUpdateIsReported) { expect_lost_reported("node-update"); }
+
+// A store by a node other than the block's home ends that node with a message naming both.
+TEST(UpdateMisuse, StoreByANodeOtherThanTheHomeIsNamed) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " foreign-write 1");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "squall xsm: block-update: node 1 wrote block 0 (at 0x"), 1) << o.output;
+  EXPECT_EQ(count_of(o.output, "homed on node 0; only a block's home writes it under block-update"), 1) << o.output;
+}
+
+}  // namespace
