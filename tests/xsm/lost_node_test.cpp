@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A node lost in the middle of an XSM protocol's phase is reported by every other node, with
-// no hang (scenarios.cpp).
+// no hang, and a store the protocol forbids is named (scenarios.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,6 +22,15 @@ TEST(LostNode, KilledInTheMiddleOfABulkReductionIsReported) {
   EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
   EXPECT_NE(o.output.find("killed by signal 9"), std::string::npos) << o.output;
   EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
+// A store to memory only the protocol writes ends the job with a message naming the protocol.
+TEST(BadUse, StoreToTheResultOfABulkReductionIsNamed) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " bulk-reduction-store");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_NE(o.output.find("squall xsm: bulk_reduction: the program stored to block 0 at 0x"), std::string::npos)
+      << o.output;
 }
 
 }  // namespace
