@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// active-message append: one routed message per item, written by its handler into the
+// receiver's buffer; fence() ends the phase (am_append.hpp).
+#include <squall/xsm/am_append.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
+#include <squall/runtime.hpp>
+#include <squall/xsm.hpp>
+
+#include "phase_copies.hpp"
+
+namespace squall::xsm {
+
+namespace detail {
+
+struct am_append_state {
+  am_append_state(am_append& a, std::size_t item, std::size_t cap)
+      : copies("am_append", a.fetches, a.copies_sent), item_size(item), capacity(cap) {}
+
+  phase_copies<am_append> copies;
+  std::size_t item_size, capacity;
+  std::size_t buffer_bytes = 0;  // one buffer, whole blocks
+  std::byte* base = nullptr;
+  block_index first = 0;  // the buffers' first block
+  std::uint64_t phase = 0;              // this node's phase (the number of end_phase calls)
+  std::uint64_t arrived[2] = {0, 0};    // items handled here, per buffer set (phase % 2)
+  std::vector<std::uint64_t> counts;    // [node]: items it received in the phase that ended
+};
+
+}  // namespace detail
+
+namespace {
+
+std::size_t index_of(int node) { return static_cast<std::size_t>(node); }
+
+}  // namespace
+
+am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t block_size)
+    : state_(std::make_unique<detail::am_append_state>(*this, item_size, capacity)) {
+  auto& st = *state_;
+  if (item_size == 0 || capacity == 0) throw usage_error("am_append: the item size and the capacity must be > 0");
+  if (item_size > am::max_payload()) {
+    throw usage_error("am_append: items of " + std::to_string(item_size) + " bytes exceed one message (" +
+                      std::to_string(am::max_payload()) + " bytes)");
+  }
+  if (capacity > SIZE_MAX / item_size / 2 / static_cast<std::size_t>(nodes())) {
+    tsm::detail::too_many_elements(capacity, item_size);
+  }
+  st.buffer_bytes = (item_size * capacity + block_size - 1) / block_size * block_size;
+  const std::size_t total_bytes = 2 * static_cast<std::size_t>(nodes()) * st.buffer_bytes;
+  const std::size_t blocks_per_buffer = st.buffer_bytes / block_size;
+  const int n = nodes();
+  const options opt{.block_size = block_size, .homes = memory::home_policy::function([blocks_per_buffer, n](block_index b) {
+                      return static_cast<int>((b / blocks_per_buffer) % static_cast<std::size_t>(n));
+                    })};
+  st.base = static_cast<std::byte*>(alloc_bytes(total_bytes, {range{0, total_bytes, this}}, opt));
+  st.counts.assign(index_of(n), 0);
+}
+
+am_append::~am_append() { xsm::free(state_->base); }
+
+void am_append::attach(block_index first, block_index end, std::size_t) {
+  state_->first = first;
+  state_->copies.attach(first, end);
+}
+void am_append::started(segment s) { state_->copies.started(s); }
+void am_append::read_fault(segment s, block_index b) { state_->copies.read_fault(s, b); }
+void am_append::write_fault(segment s, block_index b) { state_->copies.write_fault(s, b); }
+void am_append::on_fetch(segment s, block_index b, int from, std::uint64_t reader_completed) {
+  state_->copies.on_fetch(s, b, from, reader_completed);
+}
+void am_append::on_copy(segment s, block_index b, int, block_part part) { state_->copies.on_copy(s, b, part); }
+
+void am_append::check_item_type(std::size_t size) const {
+  if (size != state_->item_size) {
+    throw usage_error("am_append: an item of " + std::to_string(size) + " bytes for buffers of " +
+                      std::to_string(state_->item_size) + "-byte items");
+  }
+}
+
+void am_append::append_bytes(int dest, std::span<const std::byte> item) {
+  auto& st = *state_;
+  check_item_type(item.size());
+  if (dest < 0 || dest >= nodes()) {
+    throw usage_error("am_append::append: node " + std::to_string(dest) + " does not exist (" +
+                      std::to_string(nodes()) + " nodes)");
+  }
+  const segment s = st.copies.seg();
+  const std::size_t set = st.phase % 2;
+  const block_index b = s.block_of(st.base + (set * index_of(nodes()) + index_of(dest)) * st.buffer_bytes);
+  send<&am_append::on_item>(dest, s, b, st.phase, item);
+  appends.add();
+  if (dest != node()) {
+    messages.add();
+    bytes.add(item.size());
+  }
+}
+
+void am_append::on_item(segment s, block_index, int from, std::uint64_t phase, am::payload item) {
+  auto& st = *state_;
+  if (phase != st.phase && phase != st.phase + 1) {
+    std::fprintf(stderr, "squall xsm: am_append: node %d appended in phase %llu, this node is in phase %llu\n", from,
+                 static_cast<unsigned long long>(phase), static_cast<unsigned long long>(st.phase));
+    std::abort();
+  }
+  const std::size_t set = phase % 2;
+  const std::uint64_t at = st.arrived[set]++;
+  items_received.add();
+  if (at >= st.capacity) return;  // overflow: counted, reported by end_phase
+  // The segment, not st.base: an append may arrive before this node's constructor has returned.
+  const std::byte* buffer = s.address_of(st.first) + (set * index_of(nodes()) + index_of(node())) * st.buffer_bytes;
+  detail::write_view(s, buffer + at * st.item_size, item);
+}
+
+void am_append::end_phase() {
+  auto& st = *state_;
+  st.copies.drop_copies();
+  fence();  // every append sent before it, anywhere, has been handled
+  struct take {
+    detail::am_append_state* st;
+    std::uint64_t arrived;
+  } t{&st, 0};
+  am::run_locked([](void* c) {
+    auto* x = static_cast<take*>(c);
+    const std::size_t set = x->st->phase % 2;
+    x->arrived = x->st->arrived[set];
+    x->st->arrived[1 - set] = 0;  // the other set takes the next phase's items
+  }, &t);
+  std::vector<std::uint64_t> counts(index_of(nodes()), 0);
+  counts[index_of(node())] = t.arrived;
+  allreduce(std::span<const std::uint64_t>(counts), std::span<std::uint64_t>(counts));
+  std::string overflow;
+  for (int p = 0; p < nodes(); ++p) {
+    std::uint64_t& c = counts[index_of(p)];
+    if (c <= st.capacity) continue;
+    overflow += (overflow.empty() ? "" : ", ") + std::string("node ") + std::to_string(p) + " received " +
+                std::to_string(c);
+    c = st.capacity;
+  }
+  st.counts = counts;
+  am::run_locked([](void* c) { ++static_cast<detail::am_append_state*>(c)->phase; }, &st);
+  st.copies.complete_phase();
+  if (!overflow.empty()) {
+    throw usage_error("am_append::end_phase: receive buffers overflowed (" + overflow + " items, capacity " +
+                      std::to_string(st.capacity) + "; the first " + std::to_string(st.capacity) + " kept)");
+  }
+}
+
+std::size_t am_append::received_count(int owner) const {
+  if (owner < 0 || owner >= nodes()) throw usage_error("am_append::received: node " + std::to_string(owner) + " does not exist");
+  return state_->counts[index_of(owner)];
+}
+
+const std::byte* am_append::received_data(int owner) const {
+  const auto& st = *state_;
+  const std::size_t set = (st.phase + 1) % 2;  // the phase that ended last
+  return st.base + (set * index_of(nodes()) + index_of(owner)) * st.buffer_bytes;
+}
+
+}  // namespace squall::xsm

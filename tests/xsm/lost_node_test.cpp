@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A node lost in the middle of an XSM protocol's phase is reported by every other node, with
+// no hang, and a store the protocol forbids is named (scenarios.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+using squall::test::count_of;
+using squall::test::run;
+
+const std::string squallrun = SQUALLRUN_PATH;
+const std::string scenarios = SCENARIOS_PATH;
+
+// The survivors wait in a channel round of the reduction for the lost node's piece.
+TEST(LostNode, KilledInTheMiddleOfABulkReductionIsReported) {
+  const auto o = run(squallrun + " -n 4 " + scenarios + " bulk-reduction-lost 2");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_NE(o.output.find("killed by signal 9"), std::string::npos) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 2 was lost"), 3) << o.output;
+}
+
+// A store to memory only the protocol writes ends the job with a message naming the protocol.
+TEST(BadUse, StoreToTheResultOfABulkReductionIsNamed) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " bulk-reduction-store");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_NE(o.output.find("squall xsm: bulk_reduction: the program stored to block 0 at 0x"), std::string::npos)
+      << o.output;
+}
+
+}  // namespace
