@@ -57,7 +57,7 @@ void multiple_writer::read_fault(segment s, block_index b) {
     s.set_tag(b, tag::read_write);  // the master copy: the home reads and writes it in place
     return;
   }
-  fetch(s, b);
+  fetch(s, b, false);
 }
 
 void multiple_writer::write_fault(segment s, block_index b) {
@@ -65,28 +65,38 @@ void multiple_writer::write_fault(segment s, block_index b) {
     s.set_tag(b, tag::read_write);
     return;
   }
-  if (s.tag_of(b) == tag::invalid) fetch(s, b);
-  std::memcpy(twin_of(b), s.protocol_view(b).data(), block_size_);
-  s.set_tag(b, tag::read_write);
+  if (s.tag_of(b) == tag::invalid) {
+    fetch(s, b, true);  // the twin is made as the copy arrives, and the copy is writable
+  } else {
+    std::memcpy(twin_of(b), s.protocol_view(b).data(), block_size_);
+    s.set_tag(b, tag::read_write);
+  }
   dirty_.push_back(b);
   twins.add();
 }
 
-void multiple_writer::fetch(segment s, block_index b) {
+void multiple_writer::fetch(segment s, block_index b, bool write) {
   fetches.add();
   copy_arrived_ = false;
-  send<&multiple_writer::on_fetch>(s.home(b), s, b);
+  send<&multiple_writer::on_fetch>(s.home(b), s, b, write);
   am::wait_until([this] { return copy_arrived_; });
   cached_.push_back(b);
 }
 
-void multiple_writer::on_fetch(segment s, block_index b, int from) {
+void multiple_writer::on_fetch(segment s, block_index b, int from, bool write) {
   fetches_served.add();
-  send_block<&multiple_writer::on_copy>(from, s, b, true);
+  send_block<&multiple_writer::on_copy>(from, s, b, true, write);
 }
 
-void multiple_writer::on_copy(segment s, block_index b, int, block_part bytes) {
-  bytes.install(s, b, tag::read_only);
+void multiple_writer::on_copy(segment s, block_index b, int, block_part bytes, bool write) {
+  if (write) {
+    // The twin before the tag: no store reaches the copy before its twin is taken.
+    bytes.store(s, b);
+    std::memcpy(twin_of(b), s.protocol_view(b).data(), block_size_);
+    s.set_tag(b, tag::read_write);
+  } else {
+    bytes.install(s, b, tag::read_only);
+  }
   copy_arrived_ = true;
 }
 

@@ -49,8 +49,8 @@ class multiple_writer final : public protocol {
   void before_release() override { flush(); }
 
   // Message handlers (squall/xsm/protocol.hpp).
-  void on_fetch(segment s, block_index b, int from);                                // home
-  void on_copy(segment s, block_index b, int home, block_part bytes);               // fetcher
+  void on_fetch(segment s, block_index b, int from, bool write);                    // home
+  void on_copy(segment s, block_index b, int home, block_part bytes, bool write);   // fetcher
   void on_diffs(segment s, block_index b, int from, am::payload records);           // home
   void on_diffs_applied(segment s, block_index b, int home);                        // writer
 
@@ -68,7 +68,7 @@ class multiple_writer final : public protocol {
   struct outbox;  // the diff message being filled for one home
   bool is_home(block_index b) const { return seg_.home(b) == me_; }
   std::byte* twin_of(block_index b) const { return twins_.get() + (b - first_) * block_size_; }
-  void fetch(segment s, block_index b);
+  void fetch(segment s, block_index b, bool write);  // a copy from the home, writable and twinned if `write`
   void flush();  // sends every writable copy's diff home and waits until all are applied
   void drop_copies();
   void add_diff(block_index b);  // appends b's changed runs to its home's outbox
