@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The multiple-writer protocol (libxsm/PROTOCOLS.md): nodes writing their own slices of
+// shared pages between barriers (radix's pattern), a counter under a lock, a segment shared
+// with stache, blocks larger than one message; exact counts of fetches, twins, diffs,
+// invalidations and messages, and results equal to a sequential reference.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include <squall/squall.hpp>
+#include <squall/stats.hpp>
+#include <squall/tsm.hpp>
+#include <squall/xsm.hpp>
+#include <squall/xsm/multiple_writer.hpp>
+
+namespace {
+
+using namespace squall;
+using word = std::uint64_t;
+
+constexpr std::size_t page = 4096;
+constexpr std::size_t page_words = page / sizeof(word);
+constexpr std::size_t pages = 8;  // homed round robin: page p at node p % nodes
+constexpr int phases = 3;
+
+word value(int phase, std::size_t i) { return static_cast<word>(phase + 1) * 0x9E3779B97F4A7C15ull + i * 0x100000001B3ull; }
+
+// Bytes of `now` that differ from `was`: what a diff of that word carries.
+std::uint64_t changed_bytes(word was, word now) {
+  std::uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n += ((was >> (8 * k)) & 0xff) != ((now >> (8 * k)) & 0xff);
+  return n;
+}
+
+// Messages this node sent to the protocol's own handlers so far.
+std::uint64_t protocol_messages() {
+  std::uint64_t n = 0;
+  for (const auto& h : stats::take().handlers) {
+    if (std::string_view(h.name).find("multiple_writer::on_") != std::string_view::npos) n += h.sent;
+  }
+  return n;
+}
+
+// Node k writes words [k * w, (k + 1) * w) of every page, w = page_words / nodes.
+void write_my_slices(word* data, std::size_t page_count, int phase) {
+  const std::size_t w = page_words / static_cast<std::size_t>(nodes());
+  const std::size_t from = static_cast<std::size_t>(node()) * w;
+  for (std::size_t p = 0; p < page_count; ++p) {
+    for (std::size_t i = p * page_words + from; i < p * page_words + from + w; ++i) data[i] = value(phase, i);
+  }
+}
+
+TEST(MultipleWriter, SlicesOfSharedPagesMergeAtBarriers) {
+  xsm::multiple_writer mw;
+  auto* data = xsm::alloc<word>(pages * page_words, mw);
+  const std::uint64_t messages_before = protocol_messages();
+  tsm::barrier();  // no node fetches from one that has not taken its count yet
+  for (int phase = 0; phase < phases; ++phase) {
+    write_my_slices(data, pages, phase);
+    tsm::barrier();
+  }
+  const std::uint64_t fetches = mw.fetches.value(), served = mw.fetches_served.value(), twins = mw.twins.value(),
+                      diffs = mw.diffs_sent.value(), diff_messages = mw.diff_messages.value(),
+                      diff_bytes = mw.diff_bytes.value(), applied = mw.diffs_applied.value(),
+                      invalidations = mw.invalidations.value();
+  tsm::barrier();  // a home's last answers, sent as the last phase's barrier ended, are counted now
+  const std::uint64_t messages = protocol_messages() - messages_before;
+  tsm::barrier();  // every node has its counts before any reads the data below
+
+  const int n = nodes(), me = node();
+  std::uint64_t homed_here = 0;
+  for (std::size_t p = 0; p < pages; ++p) homed_here += static_cast<int>(p % static_cast<std::size_t>(n)) == me;
+  const std::uint64_t elsewhere = pages - homed_here;
+  const auto others = static_cast<std::uint64_t>(n - 1);
+  // Every phase: a fetch and a twin for each page homed elsewhere, dropped at the barrier;
+  // one diff message to each other home (all pages' slices fit one message), answered once.
+  EXPECT_EQ(fetches, phases * elsewhere);
+  EXPECT_EQ(twins, phases * elsewhere);
+  EXPECT_EQ(diffs, phases * elsewhere);
+  EXPECT_EQ(invalidations, phases * elsewhere);
+  EXPECT_EQ(diff_messages, phases * others);
+  EXPECT_EQ(served, phases * homed_here * others);
+  EXPECT_EQ(applied, phases * homed_here * others);
+  // A fetch and its copy; a diff message and its answer (from each home to each other node).
+  EXPECT_EQ(messages, fetches + served + diff_messages + phases * others);
+  std::uint64_t expected_bytes = 0;
+  const std::size_t w = page_words / static_cast<std::size_t>(n);
+  for (int phase = 0; phase < phases; ++phase) {
+    for (std::size_t p = 0; p < pages; ++p) {
+      if (static_cast<int>(p % static_cast<std::size_t>(n)) == me) continue;
+      for (std::size_t i = p * page_words + static_cast<std::size_t>(me) * w; i < p * page_words + (static_cast<std::size_t>(me) + 1) * w; ++i) {
+        expected_bytes += changed_bytes(phase == 0 ? 0 : value(phase - 1, i), value(phase, i));
+      }
+    }
+  }
+  EXPECT_EQ(diff_bytes, expected_bytes);
+  for (std::size_t i = 0; i < pages * page_words; ++i) {
+    ASSERT_EQ(data[i], value(phases - 1, i)) << "word " << i;
+  }
+  xsm::free(data);
+}
+
+TEST(MultipleWriter, LockedCounterSeesEveryIncrement) {
+  constexpr int increments = 20;
+  xsm::multiple_writer mw;
+  auto* counter = xsm::alloc<word>(page_words, mw);  // one block, homed at node 0
+  tsm::lock_array lock(1);
+  for (int k = 0; k < increments; ++k) {
+    lock.acquire(0);
+    counter[0] = counter[0] + 1;
+    counter[1 + static_cast<std::size_t>(node())] = static_cast<word>(k + 1);  // a word of its own too
+    lock.release(0);
+  }
+  tsm::barrier();
+  const std::uint64_t fetches = mw.fetches.value(), twins = mw.twins.value(), diffs = mw.diffs_sent.value(),
+                      invalidations = mw.invalidations.value();
+  tsm::barrier();
+  // Away from the home: a fetch, a twin and a diff per critical section; the copy is dropped
+  // at the next acquire (19 times) and at the barrier.
+  const std::uint64_t expected = node() == 0 ? 0 : increments;
+  EXPECT_EQ(fetches, expected);
+  EXPECT_EQ(twins, expected);
+  EXPECT_EQ(diffs, expected);
+  EXPECT_EQ(invalidations, expected);
+  EXPECT_EQ(counter[0], static_cast<word>(increments) * static_cast<word>(nodes()));
+  for (int k = 0; k < nodes(); ++k) EXPECT_EQ(counter[1 + static_cast<std::size_t>(k)], static_cast<word>(increments));
+  xsm::free(counter);
+}
+
+TEST(MultipleWriter, SharesASegmentAndAProgramWithStache) {
+  xsm::multiple_writer mw;
+  auto* mem = static_cast<word*>(xsm::alloc_bytes(3 * page, {xsm::range{page, page, &mw}}));
+  auto* plain = tsm::alloc<word>(page_words);  // stache, a segment of its own
+  EXPECT_EQ(tsm::protocol_at(mem).name(), "stache");
+  EXPECT_EQ(tsm::protocol_at(mem + page_words).name(), "multiple-writer");
+  EXPECT_EQ(tsm::protocol_at(mem + 2 * page_words).name(), "stache");
+  for (int phase = 0; phase < phases; ++phase) {
+    write_my_slices(mem + page_words, 1, phase);
+    if (node() == 0) mem[0] = static_cast<word>(phase + 1);
+    if (node() == nodes() - 1) plain[0] = static_cast<word>(phase + 1);
+    tsm::barrier();
+  }
+  for (std::size_t i = 0; i < page_words; ++i) ASSERT_EQ(mem[page_words + i], value(phases - 1, i));
+  EXPECT_EQ(mem[0], static_cast<word>(phases));
+  EXPECT_EQ(mem[2 * page_words], 0u);
+  EXPECT_EQ(plain[0], static_cast<word>(phases));
+  tsm::barrier();
+  tsm::free(plain);
+  xsm::free(mem);
+}
+
+// A 256 KiB block is larger than one message: fetched in parts, its diffs split over messages.
+TEST(MultipleWriter, BlocksLargerThanAMessage) {
+  constexpr std::size_t block = 256 << 10;
+  constexpr std::size_t words = block / sizeof(word);
+  xsm::multiple_writer mw;
+  auto* data = xsm::alloc<word>(2 * words, mw, {.block_size = block});
+  const std::size_t w = words / static_cast<std::size_t>(nodes()), from = static_cast<std::size_t>(node()) * w;
+  for (int phase = 0; phase < phases; ++phase) {
+    for (std::size_t b = 0; b < 2; ++b) {
+      for (std::size_t i = b * words + from; i < b * words + from + w; ++i) data[i] = value(phase, i);
+    }
+    tsm::barrier();
+  }
+  const std::uint64_t twins = mw.twins.value(), messages = mw.diff_messages.value();
+  tsm::barrier();
+  const std::uint64_t elsewhere = nodes() == 1 ? 0 : node() < 2 ? 1 : 2;
+  EXPECT_EQ(twins, phases * elsewhere);
+  if (nodes() <= 2 && elsewhere > 0) {
+    EXPECT_GT(messages, phases * elsewhere);  // a half block each: split
+  }
+  for (std::size_t i = 0; i < 2 * words; ++i) ASSERT_EQ(data[i], value(phases - 1, i)) << "word " << i;
+  xsm::free(data);
+}
+
+}  // namespace
