@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,17 +107,20 @@ traffic measure_traffic(Op op) {
   return {squall::allreduce(m), squall::allreduce(b)};
 }
 
-struct way {
-  double us = 0;
-  traffic t;
-};
-
-template <class Op>
-way run_way(const cx::batch_plan& plan, Op op) {
-  way w;
-  w.us = median_of_slowest(cx::time_batches(plan, [] { squall::barrier(); }, op));
-  w.t = measure_traffic(op);
-  return w;
+// Microseconds per rep of each way: the ways' batches interleaved (trial by trial, a batch of
+// each in turn), so that a change in the machine's load falls on all of them alike; slowest
+// node per batch, median over trials.
+std::vector<double> time_interleaved(const cx::batch_plan& plan, const std::vector<std::function<void()>>& ways) {
+  std::vector<std::vector<double>> us(ways.size());
+  const cx::batch_plan one{1, plan.reps};
+  for (int t = 0; t < plan.trials; ++t) {
+    for (std::size_t w = 0; w < ways.size(); ++w) {
+      us[w].push_back(cx::time_batches(one, [] { squall::barrier(); }, ways[w]).front());
+    }
+  }
+  std::vector<double> out;
+  for (auto& v : us) out.push_back(median_of_slowest(v));
+  return out;
 }
 
 // Mismatches of the owners' elements (owner value = degree x contribution) after one rep from zero.
@@ -224,13 +228,12 @@ int run(const cx::options& o) {
     return 1;
   }
 
-  const way tsm_way = run_way(o.plan, tsm_reduction);
-  const way direct_way = run_way(o.plan, direct_reduction);
-  const way chaos_way = run_way(o.plan, chaos_scatter);
-  // The combination alone (no edge loop): where the two differ, loop or exchange.
-  const double direct_exchange_us = run_way(o.plan, [&] { red.end_phase(); }).us;
-  const double chaos_exchange_us =
-      run_way(o.plan, [&] { chaos::scatter_op(sched, std::span<node_values>(y_chaos), chaos::combine::add{}); }).us;
+  // The last two: the combination alone (no edge loop), to tell loop from exchange.
+  const std::vector<double> us = time_interleaved(
+      o.plan, {tsm_reduction, direct_reduction, chaos_scatter, [&] { red.end_phase(); },
+               [&] { chaos::scatter_op(sched, std::span<node_values>(y_chaos), chaos::combine::add{}); }});
+  const traffic tsm_traffic = measure_traffic(tsm_reduction), direct_traffic = measure_traffic(direct_reduction),
+                chaos_traffic = measure_traffic(chaos_scatter);
   const double direct_data_messages = squall::allreduce(static_cast<double>(red.messages.value()) /
                                                         static_cast<double>(red.phases.value()));
   const double cut = [&] {
@@ -250,21 +253,21 @@ int run(const cx::options& o) {
   out.add("mesh_nodes", static_cast<double>(m.node_count()));
   out.add("mesh_edges", static_cast<double>(m.edges.size()));
   out.add("cut_edges_rcb_pct", cut);
-  out.add("tsm_reduction_us", tsm_way.us);
-  out.add("direct_reduction_us", direct_way.us);
+  out.add("tsm_reduction_us", us[0]);
+  out.add("direct_reduction_us", us[1]);
   out.add_null("bulk_reduction_us");  // bulk-reduction is another branch's: wired in at merge
-  out.add("chaos_scatter_us", chaos_way.us);
-  out.add("direct_exchange_us", direct_exchange_us);
-  out.add("chaos_exchange_us", chaos_exchange_us);
-  out.add("tsm_messages", tsm_way.t.messages);
-  out.add("direct_messages", direct_way.t.messages);
-  out.add("chaos_messages", chaos_way.t.messages);
+  out.add("chaos_scatter_us", us[2]);
+  out.add("direct_exchange_us", us[3]);
+  out.add("chaos_exchange_us", us[4]);
+  out.add("tsm_messages", tsm_traffic.messages);
+  out.add("direct_messages", direct_traffic.messages);
+  out.add("chaos_messages", chaos_traffic.messages);
   out.add("direct_data_messages", direct_data_messages);
-  out.add("tsm_bytes", tsm_way.t.bytes);
-  out.add("direct_bytes", direct_way.t.bytes);
-  out.add("chaos_bytes", chaos_way.t.bytes);
-  out.add("direct_vs_chaos", direct_way.us / chaos_way.us);
-  out.add("direct_vs_tsm_messages", direct_way.t.messages / tsm_way.t.messages);
+  out.add("tsm_bytes", tsm_traffic.bytes);
+  out.add("direct_bytes", direct_traffic.bytes);
+  out.add("chaos_bytes", chaos_traffic.bytes);
+  out.add("direct_vs_chaos", us[1] / us[2]);
+  out.add("direct_vs_tsm_messages", direct_traffic.messages / tsm_traffic.messages);
   char title[200];
   std::snprintf(title, sizeof title,
                 "xsm_reduction: edge reduction of %d doubles per node, %d nodes (median of %d x %d, slowest node; "
