@@ -26,6 +26,7 @@
 #include "exchange_input.hpp"
 #include "exchange_options.hpp"
 #include "partition_file.hpp"
+#include "partitioned_mesh.hpp"
 #include "squall/apps/unstructured/block_cut.hpp"
 
 namespace {
@@ -33,6 +34,8 @@ namespace {
 namespace chaos = squall::chaos;
 namespace cx = squall::bench::chaos_exchange;
 using chaos::index;
+using cx::edge_item;
+using cx::initial_block;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N chaos_exchange_squall [--json] [--partition FILE] [--mesh-nodes M]\n"
@@ -40,45 +43,6 @@ constexpr const char* kUsage =
 
 constexpr int kInspectorRuns = 5;
 constexpr int kPaperParts = 32;  // the paper's cut-edge figures are for 32 processors
-
-// An edge as it travels to the node that runs it.
-struct edge_item {
-  index id, a, b;
-};
-
-// This node's share of the mesh before partitioning: a block of node names, a block of edges.
-struct initial_block {
-  chaos::translation_table table;  // the block distribution of the nodes
-  std::vector<double> coords;      // x, y, z of each owned node
-  std::vector<edge_item> edges;    // edges [first, first + count) of the mesh's list
-};
-
-initial_block take_block(const cx::mesh::Mesh& m) {
-  const int me = squall::node(), n = squall::nodes();
-  initial_block b{chaos::translation_table::block(static_cast<index>(m.node_count())), {}, {}};
-  for (index g : b.table.owned()) {
-    const auto& c = m.coords[static_cast<std::size_t>(g)];
-    b.coords.insert(b.coords.end(), {c.x, c.y, c.z});
-  }
-  const auto edges = static_cast<index>(m.edges.size());
-  for (index e = edges * me / n; e < edges * (me + 1) / n; ++e) {
-    const auto& edge = m.edges[static_cast<std::size_t>(e)];
-    b.edges.push_back({e, edge.a, edge.b});
-  }
-  return b;
-}
-
-// Moves each edge of the block to the node that will run it (the paper's rule).
-std::vector<edge_item> assign_edges(const chaos::translation_table& table, std::span<const edge_item> block) {
-  std::vector<index> offsets{0}, refs;
-  for (const edge_item& e : block) {
-    refs.insert(refs.end(), {e.a, e.b});
-    offsets.push_back(static_cast<index>(refs.size()));
-  }
-  const std::vector<int> dest =
-      chaos::partition_iterations(table, offsets, refs, chaos::iteration_rule::almost_owner_computes);
-  return chaos::scatter_append(block, std::span<const int>(dest));
-}
 
 double cut_pct(const chaos::translation_table& table, std::span<const edge_item> edges) {
   std::vector<index> from, to;
@@ -193,7 +157,7 @@ int run(const cx::options& o) {
   const cx::mesh::Mesh& m = input.mesh;
 
   // Partition the nodes by RCB on their coordinates, starting from a block of names each.
-  const initial_block block = take_block(m);
+  const initial_block block = cx::take_block(m);
   const chaos::partition_result rcb = chaos::rcb(block.coords, 3);
   const chaos::translation_table table(chaos::owned_after(block.table, rcb.owner),
                                        static_cast<index>(m.node_count()));
@@ -204,7 +168,7 @@ int run(const cx::options& o) {
   const chaos::remap_plan to_rcb(block.table, table);
   const std::vector<cx::node_values> owned_values = to_rcb.apply(std::span<const cx::node_values>(initial));
 
-  const std::vector<edge_item> mine = assign_edges(table, block.edges);
+  const std::vector<edge_item> mine = cx::assign_edges(table, block.edges);
   const double cut_rcb = cut_pct(table, block.edges), cut_block = cut_pct(block.table, block.edges);
   const double cut_rcb32 = rcb32_cut_pct(block, m);
   const double cut_block32 = cx::mesh::block_cut_percent(m, kPaperParts);

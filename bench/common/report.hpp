@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,25 +59,38 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Figures in the order added, printed as "name  value" lines and as one JSON object.
+// Figures in the order added, printed as "name  value" lines and as one JSON object. A figure
+// added with add_null is one the run could not measure (null in the JSON object).
 class figures {
  public:
   void add(const std::string& key, double value) { items_.emplace_back(key, value); }
+  void add_null(const std::string& key) { items_.emplace_back(key, std::nullopt); }
   void print(const char* title, bool json) const {
     std::printf("%s\n", title);
-    for (const auto& [k, v] : items_) std::printf("  %-28s %12.4f\n", k.c_str(), v);
+    for (const auto& [k, v] : items_) {
+      if (v) {
+        std::printf("  %-28s %12.4f\n", k.c_str(), *v);
+      } else {
+        std::printf("  %-28s %12s\n", k.c_str(), "null");
+      }
+    }
     if (!json) return;
     std::string out = "{";
     char buf[64];
     for (std::size_t i = 0; i < items_.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s\"%s\": %.6g", i ? ", " : "", items_[i].first.c_str(), items_[i].second);
+      const auto& [k, v] = items_[i];
+      if (v) {
+        std::snprintf(buf, sizeof buf, "%s\"%s\": %.6g", i ? ", " : "", k.c_str(), *v);
+      } else {
+        std::snprintf(buf, sizeof buf, "%s\"%s\": null", i ? ", " : "", k.c_str());
+      }
       out += buf;
     }
     std::printf("%s}\n", out.c_str());
   }
 
  private:
-  std::vector<std::pair<std::string, double>> items_;
+  std::vector<std::pair<std::string, std::optional<double>>> items_;
 };
 
 }  // namespace squall::bench

@@ -51,6 +51,40 @@ TEST(Channels, RingCountsExact) {
   EXPECT_EQ(ch.round(), std::uint64_t{kRounds});
 }
 
+std::uint64_t credits_received() {
+  std::uint64_t n = 0;
+  for (const auto& h : squall::stats::take().handlers) {
+    if (h.name.find("on_credit") != std::string::npos) n += h.received;
+  }
+  return n;
+}
+
+// begin_round sends the next round's credits at once (before any send of that round) and
+// closes the last round's data; the round then runs as usual.
+TEST(Channels, BeginRoundSendsTheCreditsAtOnce) {
+  const int n = squall::nodes(), me = squall::node();
+  if (n < 2) GTEST_SKIP() << "needs 2 nodes";
+  const int left = (me + n - 1) % n, right = (me + 1) % n;
+  std::vector<std::size_t> capacity(n, 0);
+  capacity[left] = sizeof(int);
+  channel_set ch(capacity);
+  for (int r = 0; r < 2; ++r) {
+    const std::uint64_t before = credits_received();  // the right neighbour's begin_round comes after our send
+    const int mine = 100 * r + me;
+    ch.send_last(right, 0, std::as_bytes(std::span(&mine, 1)));
+    ch.wait_round();
+    ASSERT_EQ(ch.received_as<int>(left).size(), 1u);
+    EXPECT_EQ(ch.received_as<int>(left)[0], 100 * r + left);
+    ch.begin_round();
+    EXPECT_THROW(ch.received(left), squall::usage_error);
+    squall::fence();  // every message sent so far has been handled
+    EXPECT_EQ(credits_received() - before, 1u);  // from the right neighbour, which this node writes to
+    squall::barrier();  // every node has counted before any sends round r + 1's data
+  }
+  ch.end_round();  // the begun round, empty: a channel set is destroyed between rounds
+  ch.wait_round();
+}
+
 // Everyone to everyone, many rounds, in two pieces at offsets, some rounds empty, node 0 a
 // slow reader: every round's data is exactly that round's, and combining in node order
 // gives the same sum everywhere.

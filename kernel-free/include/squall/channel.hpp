@@ -22,8 +22,8 @@
 // round towards me": the receiver knows whom to expect, so an empty round costs one small
 // end-of-round message per pair. Capacity 0 means the peer never sends to this node.
 //
-// Rounds. A node's round r begins at its first send, end_round or wait_round after the
-// previous wait_round returned (round 0: after construction). In it the node may send to every
+// Rounds. A node's round r begins at its first send, end_round, wait_round or begin_round after
+// the previous wait_round returned (round 0: after construction). In it the node may send to every
 // peer that declared a capacity for it, any number of sends, each landing at `offset` of that
 // peer's buffer for this node; then it ends the round towards that peer (end_round, or
 // send_last for the last piece). Before wait_round it must have ended the round towards every
@@ -89,6 +89,12 @@ class channel_set {
   void end_round(int peer);
   // end_round for every peer expecting this node whose round is not yet ended.
   void end_round();
+
+  // Begins this node's next round now rather than at its first send: this node is done
+  // reading the last round's data, so the peers writing to it get their credits at once and
+  // their first sends of the round need not wait for this node to reach it (a protocol that
+  // combines what it received calls it right after). received() is then closed.
+  void begin_round();
 
   // Waits until every expected peer has ended this round; then the round's data is readable.
   void wait_round();

@@ -52,7 +52,7 @@ void check_target(const channel_state& s, int peer, const char* what) {
 
 // Begins this node's round if it has not: the previous round's data is no longer read, so
 // every peer that writes here gets its credit for this round.
-void begin_round(channel_state& s) {
+void open_round(channel_state& s) {
   if (s.open) return;
   s.open = true;
   const std::uint64_t r = s.round.load();
@@ -76,7 +76,7 @@ void await_credit(const channel_state& s, int peer) {
 
 // Data (possibly none) to peer, ending the round towards it when `last`.
 void transmit(channel_state& s, int peer, std::size_t offset, am::payload data, bool last) {
-  begin_round(s);
+  open_round(s);
   if (peer == s.me) {
     detail::channel_in& in = s.in[peer];
     if (!data.empty()) std::memcpy(in.buffer + offset, data.data(), data.size());
@@ -179,15 +179,17 @@ void channel_set::end_round(int peer) {
 
 void channel_set::end_round() {
   channel_state& s = *state_;
-  begin_round(s);
+  open_round(s);
   for (int p = 0; p < s.n; ++p) {
     if (s.out[p].capacity != 0 && !s.out[p].ended) transmit(s, p, 0, {}, true);
   }
 }
 
+void channel_set::begin_round() { open_round(*state_); }
+
 void channel_set::wait_round() {
   channel_state& s = *state_;
-  begin_round(s);
+  open_round(s);
   const std::uint64_t r = s.round.load();
   for (int p = 0; p < s.n; ++p) {
     if (s.out[p].capacity != 0 && !s.out[p].ended) {
