@@ -8,7 +8,9 @@
 //           step, the pieces rotating among the nodes, a barrier after each of the N steps;
 //   direct  xsm::direct_reduction: stores straight into the shared array (owned elements in
 //           place, others into accumulators), then end_phase;
-//   bulk    bulk-reduction (not on this branch: reported as null);
+//   bulk    xsm::bulk_reduction: contributions into a private array (as tsm), then the pieces
+//           rotating among the nodes over channels (the array seen as doubles: an element
+//           size must divide the block size);
 //   chaos   chaos::scatter_op(add) on a CHAOS schedule (ghost slots zeroed each rep).
 //
 // For the shared arrays the mesh nodes are renamed so that each node's RCB part is a run of
@@ -31,6 +33,7 @@
 #include <squall/stats.hpp>
 #include <squall/tsm.hpp>
 #include <squall/xsm.hpp>
+#include <squall/xsm/bulk_reduction.hpp>
 #include <squall/xsm/direct_reduction.hpp>
 
 #include "batch_timer.hpp"
@@ -108,13 +111,15 @@ traffic measure_traffic(Op op) {
 }
 
 // Microseconds per rep of each way: the ways' batches interleaved (trial by trial, a batch of
-// each in turn), so that a change in the machine's load falls on all of them alike; slowest
-// node per batch, median over trials.
+// each in turn, the order rotated each trial so that no way always follows the same one and
+// inherits its cache), so that a change in the machine's load falls on all of them alike;
+// slowest node per batch, median over trials.
 std::vector<double> time_interleaved(const cx::batch_plan& plan, const std::vector<std::function<void()>>& ways) {
   std::vector<std::vector<double>> us(ways.size());
   const cx::batch_plan one{1, plan.reps};
   for (int t = 0; t < plan.trials; ++t) {
-    for (std::size_t w = 0; w < ways.size(); ++w) {
+    for (std::size_t k = 0; k < ways.size(); ++k) {
+      const std::size_t w = (k + static_cast<std::size_t>(t)) % ways.size();
       us[w].push_back(cx::time_batches(one, [] { squall::barrier(); }, ways[w]).front());
     }
   }
@@ -203,6 +208,25 @@ int run(const cx::options& o) {
   direct_reduction();
   bad += check(owned_of(y_direct), owned_globals, degree);
 
+  // (3) bulk-reduction: this node's contributions (zero where it has none), reduced over
+  // channels into the owners' blocks; node_values as its doubles.
+  constexpr std::size_t doubles = sizeof(node_values) / sizeof(double);
+  static_assert(sizeof(node_values) == doubles * sizeof(double));
+  xsm::bulk_reduction bulk;
+  double* y_bulk = xsm::alloc<double>(length * doubles, bulk, shared_opt);
+  std::vector<node_values> contributions(length);
+  auto bulk_reduction = [&] {
+    for (const index i : touched) contributions[static_cast<std::size_t>(i)] = node_values{};
+    for (std::size_t e = 0; e < a.size(); ++e) {
+      contributions[static_cast<std::size_t>(a[e])] = contributions[static_cast<std::size_t>(a[e])] + c;
+      contributions[static_cast<std::size_t>(b[e])] = contributions[static_cast<std::size_t>(b[e])] + c;
+    }
+    bulk.reduce(std::span<const double>(reinterpret_cast<const double*>(contributions.data()), length * doubles),
+                squall::op::sum{});
+  };
+  bulk_reduction();
+  bad += check(owned_of(reinterpret_cast<const node_values*>(y_bulk)), owned_globals, degree);
+
   // (4) chaos::scatter_op on the inspector's local numbering (owned first, then ghosts).
   std::vector<index> la, lb;
   for (const cx::edge_item& e : mine) {
@@ -231,9 +255,9 @@ int run(const cx::options& o) {
   // The last two: the combination alone (no edge loop), to tell loop from exchange.
   const std::vector<double> us = time_interleaved(
       o.plan, {tsm_reduction, direct_reduction, chaos_scatter, [&] { red.end_phase(); },
-               [&] { chaos::scatter_op(sched, std::span<node_values>(y_chaos), chaos::combine::add{}); }});
+               [&] { chaos::scatter_op(sched, std::span<node_values>(y_chaos), chaos::combine::add{}); }, bulk_reduction});
   const traffic tsm_traffic = measure_traffic(tsm_reduction), direct_traffic = measure_traffic(direct_reduction),
-                chaos_traffic = measure_traffic(chaos_scatter);
+                chaos_traffic = measure_traffic(chaos_scatter), bulk_traffic = measure_traffic(bulk_reduction);
   const double direct_data_messages = squall::allreduce(static_cast<double>(red.messages.value()) /
                                                         static_cast<double>(red.phases.value()));
   const double cut = [&] {
@@ -245,6 +269,7 @@ int run(const cx::options& o) {
     return 100.0 * chaos::cut_edges(table, from, to).fraction();
   }();
 
+  xsm::free(y_bulk);
   xsm::free(y_direct);
   tsm::free(y_tsm);
   if (me != 0) return 0;
@@ -255,23 +280,24 @@ int run(const cx::options& o) {
   out.add("cut_edges_rcb_pct", cut);
   out.add("tsm_reduction_us", us[0]);
   out.add("direct_reduction_us", us[1]);
-  out.add_null("bulk_reduction_us");  // bulk-reduction is another branch's: wired in at merge
+  out.add("bulk_reduction_us", us[5]);
   out.add("chaos_scatter_us", us[2]);
   out.add("direct_exchange_us", us[3]);
   out.add("chaos_exchange_us", us[4]);
   out.add("tsm_messages", tsm_traffic.messages);
   out.add("direct_messages", direct_traffic.messages);
+  out.add("bulk_messages", bulk_traffic.messages);
   out.add("chaos_messages", chaos_traffic.messages);
   out.add("direct_data_messages", direct_data_messages);
   out.add("tsm_bytes", tsm_traffic.bytes);
   out.add("direct_bytes", direct_traffic.bytes);
+  out.add("bulk_bytes", bulk_traffic.bytes);
   out.add("chaos_bytes", chaos_traffic.bytes);
   out.add("direct_vs_chaos", us[1] / us[2]);
   out.add("direct_vs_tsm_messages", direct_traffic.messages / tsm_traffic.messages);
   char title[200];
   std::snprintf(title, sizeof title,
-                "xsm_reduction: edge reduction of %d doubles per node, %d nodes (median of %d x %d, slowest node; "
-                "bulk_reduction_us: null, bulk-reduction is not on this branch)",
+                "xsm_reduction: edge reduction of %d doubles per node, %d nodes (median of %d x %d, slowest node)",
                 cx::mesh::kVariables, n, o.plan.trials, o.plan.reps);
   out.print(title, o.json);
   return 0;
