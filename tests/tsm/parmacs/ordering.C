@@ -38,11 +38,13 @@ static void check(int ok, const char *what) {
 static long my_id(void) { return squall_node() - 1; }
 
 /* Main wrote at1 (homed at a worker's node) for this round; each worker writes its word
- * of at0 (homed at main's node) for main to read after WAIT_FOR_END. */
+ * of at0 (homed at main's node) and of at1 (main holds a copy) for main to read after
+ * WAIT_FOR_END. */
 void Reader(void) {
   long id = my_id(), i;
   for (i = 0; i < WORDS; i++) check(at1[i] == round_no * 1000 + i, "main's writes before create");
   at0[id] = round_no * 100 + id;
+  at1[id] = -(round_no * 100 + id);
 }
 
 /* Worker 0 writes at0 and at2, then publishes a pause; worker 1 waits for it and reads. */
@@ -96,7 +98,9 @@ int main(int argc, char **argv) {
   for (round_no = 1; round_no <= 2; round_no++) {
     for (i = 0; i < WORDS; i++) at1[i] = round_no * 1000 + i;
     run_workers(Reader);
-    for (i = 0; i < 2; i++) check(at0[i] == round_no * 100 + i, "the workers' writes before wait_for_end");
+    for (i = 0; i < 2; i++) {
+      check(at0[i] == round_no * 100 + i && at1[i] == -(round_no * 100 + i), "the workers' writes before wait_for_end");
+    }
   }
   run_workers(Pauser);
   run_workers(Subscriber);
