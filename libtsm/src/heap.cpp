@@ -20,6 +20,7 @@
 #include <squall/tsm.hpp>
 
 #include "env.hpp"
+#include "protocol/registry.hpp"
 #include "segment_size.hpp"
 
 namespace squall::tsm {
@@ -155,6 +156,7 @@ void init(const options& opt) {
   const auto n = static_cast<std::uint64_t>(squall::nodes());
   const std::uint64_t size = heap_bytes_from_env();
   detail::check_block_size(opt.block_size, "tsm::init");
+  if (opt.protocol != "stache") (void)detail::make_named(opt.protocol, "tsm::init");  // a known name, checked first
   const std::uint64_t part_size = std::max<std::uint64_t>(size / n / opt.block_size, 1) * opt.block_size;
   // Both heaps at once, before either is built.
   detail::check_segment_size(size + part_size * n, opt.block_size, true,

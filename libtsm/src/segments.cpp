@@ -18,6 +18,7 @@
 #include <squall/tsm/protocol.hpp>
 
 #include "protocol/binding.hpp"
+#include "protocol/registry.hpp"
 #include "protocol/sync_points.hpp"
 #include "segment_size.hpp"
 #include "stache.hpp"
@@ -26,10 +27,11 @@ namespace squall::tsm {
 namespace {
 
 // A TSM segment: its binding of blocks to protocols, and stache for the blocks no other
-// protocol was given.
+// protocol was given (or the protocol options::protocol names, made for it).
 struct allocation {
   memory::segment seg;
   std::unique_ptr<detail::stache> stache;
+  std::unique_ptr<protocol> named;  // options::protocol when not stache
   std::unique_ptr<detail::binding> blocks;
   bool shared = false;  // tsm::share, not tsm::alloc
 };
@@ -92,8 +94,17 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
   check_disjoint(ranges, api);
 
   allocation a;
+  if (opt.protocol != "stache") {
+    if (!ranges.empty()) {
+      throw usage_error(std::string(api) + ": ranges bound to protocols, and options naming '" +
+                        std::string(opt.protocol) + "' for the whole segment; give ranges with \"stache\" only");
+    }
+    a.named = detail::make_named(opt.protocol, api);
+    const range_binding whole{0, blocks * opt.block_size, a.named.get()};
+    check_range(whole, whole.bytes, opt.block_size, api);
+  }
   a.stache = std::make_unique<detail::stache>();
-  a.blocks = std::make_unique<detail::binding>(blocks, *a.stache);
+  a.blocks = std::make_unique<detail::binding>(blocks, a.named ? *a.named : static_cast<protocol&>(*a.stache));
   for (const auto& r : ranges) {
     a.blocks->rebind(r.first_byte / opt.block_size, (r.first_byte + r.bytes) / opt.block_size, *r.p, api);
   }
@@ -173,8 +184,11 @@ void unshare(void* address) {
     throw usage_error("tsm::unshare: the address was not given to tsm::share, or was unshared already");
   }
   const memory::segment& seg = it->second.seg;
-  // Every node takes a read copy of every block, so that each protocol view holds the
-  // latest bytes when the pages become private; nobody writes after the barrier.
+  // A barrier first: a release-consistent protocol's writes reach their homes there, and
+  // stale copies go. Then every node takes a read copy of every block, so that each
+  // protocol view holds the latest bytes when the pages become private; nobody writes after
+  // the barrier.
+  barrier();
   for (memory::block_index b = 0; b < seg.blocks(); ++b) read_fault_in(seg.address_of(b));
   release(it);
 }

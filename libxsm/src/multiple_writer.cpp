@@ -7,6 +7,17 @@
 #include <squall/runtime.hpp>
 
 namespace squall::xsm {
+namespace {
+
+// By name for tsm::options::protocol: tsm::init's heap, SQUALL_TSM_PROTOCOL's PARMACS
+// segments. libtsm loads this library when the name is asked for and not registered yet.
+[[maybe_unused]] const bool registered = [] {
+  tsm::register_protocol_maker("multiple-writer",
+                               []() -> std::unique_ptr<tsm::protocol> { return std::make_unique<multiple_writer>(); });
+  return true;
+}();
+
+}  // namespace
 
 // A diff message is a run of records: a header, then `length` bytes to write at `offset` of
 // block `first + block` (the receiving object's range, the same on every node).

@@ -22,12 +22,15 @@
 // the shared heap that init (collective) makes.
 //
 // Protocols: every block runs stache unless another protocol is bound to it (tsm::alloc_bound,
-// tsm::bind and the protocol kit in squall/tsm/protocol.hpp; libxsm's protocols).
+// tsm::bind and the protocol kit in squall/tsm/protocol.hpp; libxsm's protocols), or the
+// options name another for the whole segment (options::protocol: tsm::init's heap too). The
+// memory model above is stache's; another protocol states its own.
 //
 // Limits of this version: a node runs one program thread that touches TSM memory.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include <squall/collectives.hpp>
@@ -38,6 +41,10 @@ namespace squall::tsm {
 struct options {
   std::size_t block_size = 4096;  // coherence unit: a power of two, one page or more
   memory::home_policy homes = memory::home_policy::round_robin();
+  // The protocol of every block, by name: "stache", or one registered with
+  // register_protocol_maker (squall/tsm/protocol.hpp), such as libxsm's "multiple-writer".
+  // usage_error for a name nobody registered, listing the known ones.
+  std::string_view protocol = "stache";
 };
 
 // Collective: every node calls it with the same size and options; returns the same address
@@ -66,7 +73,8 @@ void free(void* p);
 void* share(void* address, std::size_t bytes, const options& opt = {});
 void unshare(void* address);
 
-// Collective: makes the shared heap (SQUALL_TSM_HEAP_MIB, default 256) with these options.
+// Collective: makes the shared heap (SQUALL_TSM_HEAP_MIB, default 256) with these options; its
+// blocks, and the placed heap's, run options::protocol (one protocol object for each heap).
 void init(const options& opt = {});
 bool initialized();
 // Any node, any time after init: shared memory at the same address on every node, zeroed

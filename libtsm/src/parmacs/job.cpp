@@ -7,6 +7,10 @@
 // WAIT_FOR_END waits for all of them, whatever its argument (forms differ on whether it
 // counts main).
 //
+// CREATE and the end of a worker's function order memory as a thread's start and join do:
+// the sender releases (a release-consistent protocol's writes go home) before its message,
+// the receiver acquires after it (stale copies go).
+//
 // exit(n) in a worker's function ends the whole job, as it would end every thread of a
 // threaded program: the worker says so and leaves at once with status n, before any
 // destructor could wait for the others (a lock_array's is collective), and the runtime
@@ -18,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -25,8 +30,10 @@
 #include <squall/parmacs.h>
 #include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
+#include <squall/tsm/protocol.hpp>
 
 #include "parmacs/parmacs.hpp"
+#include "protocol/sync_points.hpp"
 
 extern char** environ;
 
@@ -65,6 +72,19 @@ void fix_the_layout(char** argv) {
   // Not restarted: sharing the globals then reports that the nodes' layouts differ.
 }
 
+// SQUALL_TSM_PROTOCOL: the protocol of every segment the program gets (its globals, the
+// heaps of G_MALLOC); stache when unset. A name nobody registered ends the job.
+std::string_view chosen_protocol() {
+  const char* v = std::getenv("SQUALL_TSM_PROTOCOL");
+  if (v == nullptr || *v == '\0' || std::string_view(v) == "stache") return "stache";
+  try {
+    (void)tsm::make_protocol(v);  // loads libsquall-xsm if the name needs it
+  } catch (const std::exception& e) {
+    fail("SQUALL_TSM_PROTOCOL: %s", e.what());
+  }
+  return v;
+}
+
 void flush_output() {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -84,6 +104,7 @@ void end_of_job() {
   the_job->main_can_arrive.store(false);
   am::send<recheck_msg>(0);
   am::wait_until([] { return the_job->busy_count.load() == 0; });
+  tsm::detail::after_acquire();  // the workers' writes, for main's exit handlers
   for (int i = 1; i < squall::nodes(); ++i) am::send<end_msg>(i);
   finish();
 }
@@ -110,8 +131,10 @@ void at_exit(int status, void*) {
     const std::uintptr_t f = the_job->assigned.exchange(0);
     if (f == 0) break;
     the_job->in_function.store(true);
+    tsm::detail::after_acquire();  // main's writes before CREATE
     reinterpret_cast<entry>(f)(nullptr);
     the_job->in_function.store(false);
+    tsm::detail::before_release();  // this worker's writes, before node 0 hears that it ended
     flush_output();  // its output is out before node 0 hears that it ended
     am::send<done_msg>(0);
     am::flush();
@@ -144,11 +167,14 @@ extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void
     squall::init(&argc, &argv);
     the_job = new job;
     the_job->busy = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(squall::nodes()));
-    tsm::init();
+    const std::string_view protocol = chosen_protocol();
+    tsm::init({.protocol = protocol});
     start_sync();
     the_job->data = program_data();
     tsm::share(the_job->data.start, the_job->data.bytes,
-               {.block_size = 4096, .homes = memory::home_policy::function([](memory::block_index) { return 0; })});
+               {.block_size = 4096,
+                .homes = memory::home_policy::function([](memory::block_index) { return 0; }),
+                .protocol = protocol});
   } catch (const std::exception& e) {
     fail("cannot start: %s", e.what());
   }
@@ -178,6 +204,7 @@ extern "C" void squall_parmacs_create(void (*f)(void), long workers) {
     started.push_back(idle);
   }
   the_job->busy_count.fetch_add(count);
+  tsm::detail::before_release();  // main's writes reach the workers
   for (const int node : started) am::send<run_msg>(node, reinterpret_cast<std::uintptr_t>(f));
   am::flush();
   if (workers >= 0) reinterpret_cast<entry>(reinterpret_cast<void*>(f))(nullptr);
@@ -188,5 +215,6 @@ extern "C" void squall_parmacs_wait_for_end(long) {
   the_job->main_can_arrive.store(false);
   am::send<recheck_msg>(0);
   am::wait_until([] { return the_job->busy_count.load() == 0; });
+  tsm::detail::after_acquire();  // the workers' writes
   the_job->main_can_arrive.store(true);
 }

@@ -301,8 +301,11 @@ void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
 }
 
 void squall_parmacs_pause_init(squall_parmacs_pause_t* p) { p->id = new_object(kind::pause, 0); }
+// SETPAUSE releases and WAITPAUSE acquires, as a semaphore's post and wait; GETSUB does
+// both, as SPLASH-2's lock around the counter does. A release-consistent protocol's writes
+// go home before the message that lets another process on.
 void squall_parmacs_pause_set(squall_parmacs_pause_t* p) {
-  tsm::detail::stache::let_go();
+  tsm::detail::before_release();
   am::send<pause_set_msg>(0, std::uint64_t{p->id});
 }
 void squall_parmacs_pause_clear(squall_parmacs_pause_t* p) { am::send<pause_clear_msg>(0, std::uint64_t{p->id}); }
@@ -310,12 +313,15 @@ void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
   tsm::detail::stache::let_go();
   pause_waits.add();
   wait_at_node0<pause_wait_msg>(std::uint64_t{p->id});
+  tsm::detail::after_acquire();
 }
 
 void squall_parmacs_gs_init(squall_parmacs_gs_t* g) { g->id = new_object(kind::subscript, 0); }
 long squall_parmacs_getsub(squall_parmacs_gs_t* g, long max, long processes) {
-  tsm::detail::stache::let_go();
-  return am::call<getsub_msg>(0, std::uint64_t{g->id}, max, processes);
+  tsm::detail::before_release();
+  const long subscript = am::call<getsub_msg>(0, std::uint64_t{g->id}, max, processes);
+  tsm::detail::after_acquire();
+  return subscript;
 }
 
 unsigned long squall_parmacs_clock(void) {

@@ -36,9 +36,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <squall/memory.hpp>
 #include <squall/stats.hpp>
@@ -112,6 +114,28 @@ void bind(void* start, std::size_t bytes, protocol& p);
 
 // The protocol running the block at `address` on this node (usage_error outside TSM memory).
 protocol& protocol_at(const void* address);
+
+// Protocols by name, for memory whose options name its protocol (options::protocol: any
+// tsm::alloc or tsm::share, the shared heap of tsm::init, and every segment of a PARMACS
+// program under SQUALL_TSM_PROTOCOL). A maker returns a new object that will run one whole
+// segment; libtsm owns it and destroys it when the segment is freed. "stache" is built in.
+// A library registers its makers from a static initialiser (libxsm registers
+// "multiple-writer"): the registry is made on first use, so the order in which libraries
+// start does not matter.
+//
+// A program need not link libxsm to name its protocols: a name that is not registered when a
+// segment asks for it makes libtsm load libsquall-xsm once, from the directory libsquall-tsm
+// was loaded from (else by the loader's search), whose initialisers then register its makers.
+// A program linked against libxsm but calling nothing in it (dropped by --as-needed) is
+// served the same way.
+using protocol_maker = std::unique_ptr<protocol> (*)();
+// usage_error if `name` is "stache", empty, or registered already.
+void register_protocol_maker(std::string_view name, protocol_maker make);
+// A new object for `name`, loading libsquall-xsm first if needed; usage_error for "stache"
+// (libtsm's own, made per segment) or a name nobody registered, listing the known ones.
+std::unique_ptr<protocol> make_protocol(std::string_view name);
+// "stache" then the registered names, sorted.
+std::vector<std::string> protocol_names();
 
 // A count a protocol keeps: this object's own value, and a total over every object of this
 // node under `total_name` in the statistics table ("tsm.read_misses", "xsm.pushes", ...).

@@ -17,6 +17,10 @@
 // after_barrier) it drops every copy it holds (flushing its own writes first), so the next
 // access fetches the merged block.
 //
+// By name, without an object: tsm::options::protocol = "multiple-writer" runs a whole segment
+// or both heaps of tsm::init under it, and SQUALL_TSM_PROTOCOL=multiple-writer every segment
+// of a PARMACS program (libxsm/PROTOCOLS.md).
+//
 // Consistency: release consistency. Programs free of data races see sequential consistency;
 // a write becomes visible to another node at the writer's next release or barrier followed
 // by the reader's next acquire or barrier. Two nodes writing the same byte in one interval
