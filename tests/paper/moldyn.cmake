@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# moldyn's parallel versions at the small size; each must print checksum_ok true (exit 0).
+set(moldyn_small --cells 6 --steps 6 --rebuild-every 4 --json)
+foreach(version chaos tsm_reduction xsm_bulk_reduction)
+  foreach(n 1 2 4)
+    add_test(NAME paper_moldyn_${version}.n${n}
+      COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:moldyn_${version}> ${moldyn_small})
+    set_tests_properties(paper_moldyn_${version}.n${n} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 300
+      PASS_REGULAR_EXPRESSION "\"checksum_ok\":\"?true")
+  endforeach()
+endforeach()
+find_package(MPI COMPONENTS CXX)
+if(TARGET moldyn_mpi AND MPIEXEC_EXECUTABLE)
+  foreach(n 1 2 4)
+    add_test(NAME paper_moldyn_mpi.n${n}
+      COMMAND ${MPIEXEC_EXECUTABLE} -n ${n} --oversubscribe --bind-to none $<TARGET_FILE:moldyn_mpi> ${moldyn_small})
+    # Open MPI refuses to start as root unless told; CI runs as root.
+    set_tests_properties(paper_moldyn_mpi.n${n} PROPERTIES LABELS "apps;paper;mpirun" TIMEOUT 300
+      PASS_REGULAR_EXPRESSION "\"checksum_ok\":\"?true"
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  endforeach()
+endif()
