@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # moldyn's parallel versions at the small size; each must print checksum_ok true (exit 0).
 set(moldyn_small --cells 6 --steps 6 --rebuild-every 4 --json)
-foreach(version chaos tsm_reduction xsm_bulk_reduction)
+foreach(version chaos tsm_late_commit tsm_reduction xsm_bulk_reduction)
   foreach(n 1 2 4)
     add_test(NAME paper_moldyn_${version}.n${n}
       COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:moldyn_${version}> ${moldyn_small})
