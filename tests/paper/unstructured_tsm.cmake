@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# unstructured's TSM versions (one executable per step of the paper's Table 2).
+foreach(step initial partition1 partition2 padding reduction)
+  foreach(n 1 2 4)
+    set(test unstructured_tsm_${step}.n${n})
+    add_test(NAME ${test} COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:unstructured_tsm_${step}>
+      --nodes 2000 --iterations 5 --json)
+    set_tests_properties(${test} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "\n{\"app\":\"unstructured\",\"version\":\"tsm_${step}\",\"nodes\":${n},.*\"checksum_ok\":\"true\".*}\n$")
+  endforeach()
+endforeach()
