@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The TSM steps' counts on 2 nodes at the small size fall as the paper says: RCB cuts the
+# misses of the block partition severalfold, the reduction cuts them again and takes no locks.
+# usage: unstructured_tsm_steps.sh SQUALLRUN BIN_DIR
+set -euo pipefail
+squallrun=$1 bin=$2
+figure() {  # figure STEP KEY: KEY's number from STEP's JSON line
+  timeout 120 "$squallrun" -n 2 "$bin/unstructured_tsm_$1" --nodes 2000 --iterations 5 --json | tail -1 |
+    grep -o "\"$2\":[0-9.e+]*" | cut -d: -f2 | cut -d. -f1
+}
+initial=$(figure initial misses) partition1=$(figure partition1 misses) reduction=$(figure reduction misses)
+reduction_locks=$(figure reduction lock_acquires) partition1_locks=$(figure partition1 lock_acquires)
+echo "misses: initial $initial, partition1 $partition1, reduction $reduction;" \
+  "lock acquires: partition1 $partition1_locks, reduction $reduction_locks"
+fail() { echo "FAILED: $1"; exit 1; }
+(( initial > 2 * partition1 )) || fail "RCB (partition1) should cut the block partition's misses at least in half"
+(( partition1 > 4 * reduction )) || fail "the reduction should cut partition1's misses at least fourfold"
+(( partition1_locks > 0 )) || fail "partition1 should lock its external nodes"
+(( reduction_locks == 0 )) || fail "the reduction takes no locks"
+echo "ok"
