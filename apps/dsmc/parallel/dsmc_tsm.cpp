@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// dsmc_tsm: DSMC with the cells block-partitioned along x and the moving particles passed
+// through receive buffers in TSM memory (stache), as the paper's TSM version. Every node has,
+// homed at it, one buffer for each of its four sides and one far buffer; the leaving
+// particles are first stacked locally by side. Then, in four phases separated by barriers,
+// each node writes its stack for side d into the buffer of its neighbour across d; a particle
+// for any other node is appended to that node's far buffer under its lock. After the last
+// barrier every node reads its own buffers. The buffers alternate between two sets by step
+// parity, so a fast node's next writes never meet a slow node's reading.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include <squall/runtime.hpp>
+#include <squall/tsm.hpp>
+
+#include "squall/apps/dsmc/parallel/receive_capacity.hpp"
+#include "squall/apps/dsmc/parallel/squall_driver.hpp"
+
+namespace {
+
+using namespace squall::apps::dsmc;
+
+// A receive buffer in TSM memory: a count, then the particles.
+struct BufferHeader {
+  std::uint64_t count;
+  std::uint64_t padding[7];  // particles start on their own cache line
+};
+constexpr int kBuffersPerSet = kDirections + 1;  // the four sides, then the far buffer
+constexpr int kFar = kDirections;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+class TsmExchange final : public ParticleExchange {
+ public:
+  TsmExchange(const BlockPartition& partition, std::size_t block_size)
+      : partition_(partition),
+        node_(squall::node()),
+        capacity_{neighbour_capacity(partition), far_capacity(partition)},
+        buffer_bytes_{round_up(sizeof(BufferHeader) + capacity_[0] * sizeof(Particle), block_size),
+                      round_up(sizeof(BufferHeader) + capacity_[1] * sizeof(Particle), block_size)},
+        node_bytes_(2 * (kDirections * buffer_bytes_[0] + buffer_bytes_[1])),
+        far_locks_(static_cast<std::size_t>(partition.nodes())) {
+    squall::tsm::options opt;
+    opt.block_size = block_size;
+    const std::size_t blocks_per_node = node_bytes_ / block_size;
+    opt.homes = squall::memory::home_policy::function(
+        [blocks_per_node](squall::memory::block_index b) { return static_cast<int>(b / blocks_per_node); });
+    base_ = squall::tsm::alloc<std::byte>(node_bytes_ * static_cast<std::size_t>(partition.nodes()), opt);
+  }
+  ~TsmExchange() override { squall::tsm::free(base_); }
+
+  std::vector<Particle> exchange(const Leaving& leaving) override {
+    const int parity = step_++ % 2;
+    for (auto& stack : stacks_) stack.clear();
+    far_.clear();
+    for (std::size_t i = 0; i < leaving.particles.size(); ++i) {
+      const int d = partition_.direction_to(node_, leaving.dest[i]);
+      if (d >= 0) {
+        stacks_[d].push_back(leaving.particles[i]);
+      } else {
+        far_.emplace_back(leaving.dest[i], leaving.particles[i]);
+      }
+    }
+    for (const auto& [dest, p] : far_) append_far(dest, parity, p);
+    for (int d = 0; d < kDirections; ++d) {
+      const int to = partition_.neighbour(node_, d);
+      if (to >= 0) write(to, parity, opposite(d), stacks_[d]);
+      squall::tsm::barrier();
+    }
+    std::vector<Particle> arrived;
+    for (int b = 0; b < kBuffersPerSet; ++b) {
+      if (b < kDirections && partition_.neighbour(node_, b) < 0) continue;
+      auto* header = buffer(node_, parity, b);
+      const auto* items = reinterpret_cast<const Particle*>(header + 1);
+      arrived.insert(arrived.end(), items, items + header->count);
+      if (b == kFar && header->count != 0) header->count = 0;  // written again two steps on
+    }
+    return arrived;
+  }
+
+  std::vector<std::pair<std::string, double>> figures() const override {
+    return {{"particles_moved_neighbour", neighbour_moves_}, {"particles_moved_far", far_moves_}};
+  }
+
+ private:
+  BufferHeader* buffer(int owner, int parity, int which) const {
+    std::size_t at = static_cast<std::size_t>(owner) * node_bytes_ +
+                     static_cast<std::size_t>(parity) * (node_bytes_ / 2);
+    at += static_cast<std::size_t>(std::min(which, kDirections)) * buffer_bytes_[0];
+    return reinterpret_cast<BufferHeader*>(base_ + at);
+  }
+
+  [[noreturn]] void overflow(int owner, const char* which, std::size_t capacity) const {
+    throw std::runtime_error("dsmc_tsm: node " + std::to_string(owner) + "'s " + which + " receive buffer (" +
+                             std::to_string(capacity) + " particles) overflowed");
+  }
+
+  void write(int to, int parity, int side, const std::vector<Particle>& stack) {
+    if (stack.size() > capacity_[0]) overflow(to, "side", capacity_[0]);
+    BufferHeader* header = buffer(to, parity, side);
+    if (!stack.empty()) std::memcpy(static_cast<void*>(header + 1), stack.data(), stack.size() * sizeof(Particle));
+    header->count = stack.size();
+    neighbour_moves_ += static_cast<double>(stack.size());
+  }
+
+  void append_far(int to, int parity, const Particle& p) {
+    far_locks_.acquire(static_cast<std::size_t>(to));
+    BufferHeader* header = buffer(to, parity, kFar);
+    if (header->count >= capacity_[1]) {
+      far_locks_.release(static_cast<std::size_t>(to));
+      overflow(to, "far", capacity_[1]);
+    }
+    std::memcpy(static_cast<void*>(reinterpret_cast<Particle*>(header + 1) + header->count), &p, sizeof p);
+    ++header->count;
+    far_locks_.release(static_cast<std::size_t>(to));
+    far_moves_ += 1;
+  }
+
+  BlockPartition partition_;
+  int node_;
+  std::size_t capacity_[2];      // side, far
+  std::size_t buffer_bytes_[2];  // side, far
+  std::size_t node_bytes_;       // a node's two sets of buffers
+  squall::tsm::lock_array far_locks_;
+  std::byte* base_ = nullptr;
+  int step_ = 0;
+  std::vector<Particle> stacks_[kDirections];
+  std::vector<std::pair<int, Particle>> far_;
+  double neighbour_moves_ = 0, far_moves_ = 0;
+};
+
+std::unique_ptr<ParticleExchange> make(const BlockPartition& partition, const VersionOptions& options) {
+  return std::make_unique<TsmExchange>(partition, options.block_size);
+}
+
+int run(squall::apps::Options& options) { return run_squall_version(options, "tsm", true, make); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  squall::runtime rt(&argc, &argv);
+  return squall::apps::run_program(argc, argv, "dsmc_tsm", version_usage("dsmc_tsm", true).c_str(), run);
+}

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# DSMC's versions at the small size: the JSON line must say checksum_ok true (the exact
+# sequential checksum), and the exit status is 1 otherwise.
+set(squall_dsmc_small --cells 12 8 8 --steps 40 --json)
+set(squall_dsmc_ok "\"app\":\"dsmc\".*\"checksum_ok\":\"true\"")
+foreach(version chaos tsm xsm)
+  if(NOT TARGET dsmc_${version})
+    continue()
+  endif()
+  foreach(n 1 2 4)
+    add_test(NAME paper_dsmc_${version}.n${n}
+             COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:dsmc_${version}> ${squall_dsmc_small})
+    set_tests_properties(paper_dsmc_${version}.n${n} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 300
+                         PASS_REGULAR_EXPRESSION "${squall_dsmc_ok}")
+  endforeach()
+endforeach()
+find_package(MPI QUIET COMPONENTS CXX)
+if(TARGET dsmc_mpi AND MPIEXEC_EXECUTABLE)
+  foreach(n 1 2 4)
+    add_test(NAME paper_dsmc_mpi.n${n}
+             COMMAND ${MPIEXEC_EXECUTABLE} -n ${n} --oversubscribe --bind-to none $<TARGET_FILE:dsmc_mpi>
+                     ${squall_dsmc_small})
+    set_tests_properties(paper_dsmc_mpi.n${n} PROPERTIES LABELS "apps;paper;mpirun" TIMEOUT 300
+                         PASS_REGULAR_EXPRESSION "${squall_dsmc_ok}"
+                         ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/kernel-free/lsan-pmix.supp")
+  endforeach()
+endif()
