@@ -24,7 +24,7 @@ using namespace squall::apps::unstructured;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N unstructured_chaos [--nodes N] [--iterations I] [--seed S] [--parts P] [--json]\n"
-    "  the options of unstructured_seq (--parts only names the block cut it reports)\n";
+    "  the options of unstructured_seq (--parts: the blocks of the block_cut_pct it reports)\n";
 
 struct AddValues {
   NodeValues operator()(NodeValues a, const NodeValues& b) const {

@@ -20,6 +20,7 @@
 #include "squall/apps/options.hpp"
 #include "squall/apps/phase_timer.hpp"
 #include "squall/apps/run_report.hpp"
+#include "squall/apps/unstructured/block_cut.hpp"
 #include "squall/apps/unstructured/mesh_generator.hpp"
 #include "squall/apps/unstructured/reference_check.hpp"
 #include "squall/apps/unstructured/run_options.hpp"
@@ -32,7 +33,7 @@ using namespace squall::apps::unstructured;
 
 constexpr const char* kUsage =
     "usage: mpirun -n N unstructured_mpi [--nodes N] [--iterations I] [--seed S] [--parts P] [--json]\n"
-    "  the options of unstructured_seq (--parts only names the block cut it reports)\n";
+    "  the options of unstructured_seq (--parts: the blocks of the block_cut_pct it reports)\n";
 
 int rank_of(MPI_Comm comm) {
   int r = 0;
@@ -312,6 +313,8 @@ int run(Options& command_line) {
   figures.add("faces", static_cast<std::int64_t>(mesh.faces.size()));
   figures.add("iterations", static_cast<std::int64_t>(options.iterations));
   figures.add("cut_edges_pct", part.cut_edges_pct);
+  figures.add("block_parts", static_cast<std::int64_t>(options.parts));
+  figures.add("block_cut_pct", block_cut_percent(mesh, options.parts));
   add_check_figures(figures, check);
   figures.print_lines(std::cout);
   if (options.json) figures.print_json(std::cout);

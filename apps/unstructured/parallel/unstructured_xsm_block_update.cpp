@@ -10,7 +10,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: squallrun -n N unstructured_xsm_block_update [--nodes N] [--iterations I] [--seed S] [--parts P]\n"
     "           [--block-size B] [--json]\n"
-    "  the options of unstructured_seq, and the shared arrays' block size (default 4096)\n";
+    "  the options of unstructured_seq (--parts: the blocks of the block_cut_pct it reports) and\n"
+    "  the shared arrays' block size (a power of two, at least 4096; default 4096)\n";
 
 int run(squall::apps::Options& options) {
   return squall::apps::unstructured::run_xsm_version(options, "xsm_block_update",

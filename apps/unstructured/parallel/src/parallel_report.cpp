@@ -10,6 +10,7 @@
 #include <squall/squall.hpp>
 
 #include "squall/apps/run_report.hpp"
+#include "squall/apps/unstructured/block_cut.hpp"
 #include "squall/apps/unstructured/reference_check.hpp"
 
 namespace squall::apps::unstructured {
@@ -47,6 +48,8 @@ int report_parallel_run(const Mesh& mesh, const RunOptions& options, const Paral
   figures.add("faces", static_cast<std::int64_t>(mesh.faces.size()));
   figures.add("iterations", static_cast<std::int64_t>(options.iterations));
   figures.add("cut_edges_pct", run.cut_edges_pct);
+  figures.add("block_parts", static_cast<std::int64_t>(options.parts));
+  figures.add("block_cut_pct", block_cut_percent(mesh, options.parts));
   add_check_figures(figures, check);
   add_own(figures);
   figures.print_lines(std::cout);
