@@ -22,3 +22,17 @@ if(TARGET unstructured_mpi AND MPIEXEC_EXECUTABLE)
       PASS_REGULAR_EXPRESSION "\n{\"app\":\"unstructured\",\"version\":\"mpi\",\"nodes\":${n},.*\"checksum_ok\":\"true\".*}\n$")
   endforeach()
 endif()
+
+# The MPI version's serial partition is the Squall versions' chaos partition; the renaming
+# gives each node whole blocks.
+if(TARGET squall_app_unstructured_parallel AND TARGET squall_multinode_main)
+  add_executable(unstructured_partition_test ${CMAKE_CURRENT_LIST_DIR}/unstructured_partition_test.cpp
+    $<TARGET_OBJECTS:squall_multinode_main>)
+  target_link_libraries(unstructured_partition_test PRIVATE squall_app_unstructured_parallel GTest::gtest squall_warnings)
+  # 3 nodes too: blocks of the edge and face lists that do not divide evenly.
+  foreach(n 1 2 3 4)
+    add_test(NAME unstructured_partition_test.n${n} COMMAND $<TARGET_FILE:squallrun> -n ${n}
+      $<TARGET_FILE:unstructured_partition_test>)
+    set_tests_properties(unstructured_partition_test.n${n} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 120)
+  endforeach()
+endif()

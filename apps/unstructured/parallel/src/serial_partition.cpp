@@ -66,14 +66,22 @@ std::vector<std::int32_t> rcb_owners(std::span<const Vec3> coords, int parts) {
   return owner;
 }
 
-// Almost-owner-computes, in list order.
+// Almost-owner-computes, in list order; the loads count from zero again at the start of each
+// of `parts` blocks of the list (chaos::partition_iterations on each node's block).
 template <class Item, class MeshNodes>
 std::vector<std::int32_t> assign(const std::vector<Item>& items, const std::vector<std::int32_t>& node_owner,
                                  int parts, MeshNodes mesh_nodes_of) {
   std::vector<std::int64_t> load(static_cast<std::size_t>(parts), 0);
   std::vector<std::int32_t> owner;
   owner.reserve(items.size());
+  int block = 0;
   for (const Item& item : items) {
+    const std::size_t i = owner.size();
+    // Block b holds the items [b * n / parts, (b + 1) * n / parts).
+    while (i >= items.size() * static_cast<std::size_t>(block + 1) / static_cast<std::size_t>(parts)) {
+      ++block;
+      std::fill(load.begin(), load.end(), 0);
+    }
     const auto nodes = mesh_nodes_of(item);
     std::int32_t best = -1;
     int best_refs = 0;

@@ -5,7 +5,9 @@
 // chaos::rcb's rule (each group cut across the longest side of its bounding box, lowest axis
 // among equal ones, into counts proportional to its parts, elements ordered by coordinate,
 // then name), each edge and face to the part owning most of its nodes, a tie to the part with
-// fewer items so far (then the lower part), in list order.
+// fewer items so far (then the lower part), in list order, the counts starting again at each
+// of `parts` blocks of the list (as chaos::partition_iterations on each node's block). The
+// result is partition_mesh's on `parts` nodes (tests/paper/unstructured_partition_test).
 #include <cstdint>
 #include <vector>
 
