@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// The options of every parallel version of unstructured: unstructured_seq's (same defaults,
+// the paper's size) and, for the shared-memory versions, --block-size.
+#include <cstddef>
+#include <cstdint>
+
+#include "squall/apps/options.hpp"
+
+namespace squall::apps::unstructured {
+
+struct RunOptions {
+  std::size_t nodes = 0, iterations = 0, parts = 0;
+  std::uint64_t seed = 0;
+  std::size_t block_size = 0;  // 0 for versions without shared memory
+  bool json = false;
+};
+
+// Reads the options and calls finish().
+RunOptions read_run_options(Options& options, bool with_block_size);
+
+}  // namespace squall::apps::unstructured

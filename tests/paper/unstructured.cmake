@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# unstructured's CHAOS, XSM and MPI versions at the small size (--nodes 2000 --iterations 5).
+foreach(version chaos xsm_direct_reduction xsm_block_update xsm_node_update)
+  if(NOT TARGET unstructured_${version})
+    continue()
+  endif()
+  foreach(n 1 2 4)
+    set(test unstructured_${version}.n${n})
+    add_test(NAME ${test} COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:unstructured_${version}>
+      --nodes 2000 --iterations 5 --json)
+    set_tests_properties(${test} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "\n{\"app\":\"unstructured\",\"version\":\"${version}\",\"nodes\":${n},.*\"checksum_ok\":\"true\".*}\n$")
+  endforeach()
+endforeach()
+if(TARGET unstructured_mpi AND MPIEXEC_EXECUTABLE)
+  foreach(n 1 2 4)
+    set(test unstructured_mpi.n${n})
+    add_test(NAME ${test} COMMAND ${MPIEXEC_EXECUTABLE} -n ${n} --oversubscribe --bind-to none
+      $<TARGET_FILE:unstructured_mpi> --nodes 2000 --iterations 5 --json)
+    set_tests_properties(${test} PROPERTIES LABELS "apps;paper;multinode;mpirun" TIMEOUT 120
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+      PASS_REGULAR_EXPRESSION "\n{\"app\":\"unstructured\",\"version\":\"mpi\",\"nodes\":${n},.*\"checksum_ok\":\"true\".*}\n$")
+  endforeach()
+endif()
+
+# The MPI version's serial partition is the Squall versions' chaos partition; the renaming
+# gives each node whole blocks.
+if(TARGET squall_app_unstructured_parallel AND TARGET squall_multinode_main)
+  add_executable(unstructured_partition_test ${CMAKE_CURRENT_LIST_DIR}/unstructured_partition_test.cpp
+    $<TARGET_OBJECTS:squall_multinode_main>)
+  target_link_libraries(unstructured_partition_test PRIVATE squall_app_unstructured_parallel GTest::gtest squall_warnings)
+  # 3 nodes too: blocks of the edge and face lists that do not divide evenly.
+  foreach(n 1 2 3 4)
+    add_test(NAME unstructured_partition_test.n${n} COMMAND $<TARGET_FILE:squallrun> -n ${n}
+      $<TARGET_FILE:unstructured_partition_test>)
+    set_tests_properties(unstructured_partition_test.n${n} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 120)
+  endforeach()
+endif()
