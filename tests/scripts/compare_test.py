@@ -31,7 +31,8 @@ def main():
             failures.append(f"the summary's apps: {sorted(summary)}")
         versions = 0
         for app, per_version in summary.items():
-            built = {x.name[len(app) + 1:] for x in (BUILD / "bin").glob(f"{app}_*") if not x.name.endswith("_seq")}
+            built = {x.name[len(app) + 1:] for x in (BUILD / "bin").glob(f"{app}_*")
+                     if not x.name.endswith(("_seq", "_test"))}
             for version in sorted(built - set(per_version)):
                 failures.append(f"{app}_{version} is built but not in the summary")
             for version, figures in per_version.items():
