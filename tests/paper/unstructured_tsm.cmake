@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # unstructured's TSM versions (one executable per step of the paper's Table 2).
+# The initial step (a lock per update of an external node, half the edges cut) runs a smaller
+# mesh: at the small size it takes 8 s on 4 nodes optimised and over 2 minutes under ASan.
 foreach(step initial partition1 partition2 padding reduction)
+  set(size --nodes 2000 --iterations 5)
+  if(step STREQUAL "initial")
+    set(size --nodes 1000 --iterations 2)
+  endif()
   foreach(n 1 2 4)
     set(test unstructured_tsm_${step}.n${n})
     add_test(NAME ${test} COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:unstructured_tsm_${step}>
-      --nodes 2000 --iterations 5 --json)
-    set_tests_properties(${test} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 120
+      ${size} --json)
+    set_tests_properties(${test} PROPERTIES LABELS "apps;paper;multinode" TIMEOUT 600
       PASS_REGULAR_EXPRESSION "\n{\"app\":\"unstructured\",\"version\":\"tsm_${step}\",\"nodes\":${n},.*\"checksum_ok\":\"true\".*}\n$")
   endforeach()
 endforeach()
