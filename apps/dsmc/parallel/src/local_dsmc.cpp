@@ -15,6 +15,12 @@ LocalDsmc::LocalDsmc(const DsmcConfig& config, const BlockPartition& partition, 
     : config_(config), grid_{config.cells}, partition_(partition), node_(node) {
   // The generator's draws are keyed by cell: generating the whole box and keeping this
   // node's cells gives exactly the reference's initial particles (input, not timed).
+  cell_owner_.resize(static_cast<std::size_t>(grid_.cell_count()));
+  cell_local_.resize(cell_owner_.size());
+  for (CellId c = 0; c < grid_.cell_count(); ++c) {
+    cell_owner_[c] = partition_.owner(c);
+    if (cell_owner_[c] == node_) cell_local_[c] = static_cast<std::uint32_t>(partition_.local_index(node_, c));
+  }
   const CellLists all = generate_initial_gas(grid_, config_);
   std::vector<std::int64_t> cells;
   for (CellId c = 0; c < grid_.cell_count(); ++c) {
@@ -43,10 +49,10 @@ void LocalDsmc::collide() {
 
 void LocalDsmc::keep(const Particle& p, std::int64_t cell, Leaving& leaving) {
   if (cell == kOutside) return;
-  const int owner = partition_.owner(static_cast<CellId>(cell));
+  const int owner = cell_owner_[static_cast<std::size_t>(cell)];
   if (owner == node_) {
     staying_.push_back(p);
-    staying_cell_.push_back(static_cast<std::int64_t>(partition_.local_index(node_, static_cast<CellId>(cell))));
+    staying_cell_.push_back(cell_local_[static_cast<std::size_t>(cell)]);
   } else {
     leaving.particles.push_back(p);
     leaving.dest.push_back(owner);
@@ -70,12 +76,12 @@ void LocalDsmc::move(Leaving& leaving) {
 void LocalDsmc::index(std::span<const Particle> arrived) {
   for (const Particle& p : arrived) {
     const std::int64_t cell = grid_.cell_of(p.position);
-    if (cell == kOutside || partition_.owner(static_cast<CellId>(cell)) != node_) {
+    if (cell == kOutside || cell_owner_[static_cast<std::size_t>(cell)] != node_) {
       throw std::logic_error("dsmc: node " + std::to_string(node_) + " received particle " + std::to_string(p.id) +
                              " whose cell is not its own");
     }
     staying_.push_back(p);
-    staying_cell_.push_back(static_cast<std::int64_t>(partition_.local_index(node_, static_cast<CellId>(cell))));
+    staying_cell_.push_back(cell_local_[static_cast<std::size_t>(cell)]);
   }
   lists_ = build_cell_lists(staying_, staying_cell_, partition_.local_cell_count(node_));
 }

@@ -50,6 +50,10 @@ class LocalDsmc {
   BlockPartition partition_;
   int node_;
   std::vector<InflowSource> sources_;
+  // Per global cell, looked up for every particle every step (BlockPartition computes them
+  // with a dozen integer divisions): its owner, and its local index where the owner is us.
+  std::vector<int> cell_owner_;
+  std::vector<std::uint32_t> cell_local_;
   CellLists lists_;  // local cell numbering
   std::uint32_t step_ = 0;
   std::vector<std::int64_t> new_cell_;
