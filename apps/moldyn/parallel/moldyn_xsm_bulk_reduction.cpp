@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // moldyn_xsm_bulk_reduction: positions in a shared array under stache (no update protocol, as
-// in the paper); each node adds its pairs' forces into a private array of every molecule, and
+// in the paper; the blocks a node's pairs read are fetched ahead in publish(), see
+// shared_positions.hpp); each node adds its pairs' forces into a private array of every molecule, and
 // xsm::bulk_reduction sums the nodes' arrays round the ring over channels into the force
 // array, each piece landing in its owner's blocks.
 #include <algorithm>
@@ -39,6 +40,7 @@ class BulkReductionBackend final : public ForceBackend {
   void rebuild() override {
     std::size_t local = 0;
     pairs_ = node_pairs(d_, me_, position_.all(), local);
+    position_.fetch_ahead(pairs_);
     local_total_ += local;
     pairs_total_ += pairs_.size();
   }

@@ -10,7 +10,7 @@
 namespace squall::apps::moldyn {
 
 SharedPositions::SharedPositions(const Decomposition& d, int me, std::size_t block_size)
-    : size_(d.molecules.size()), first_(d.part(me).begin) {
+    : size_(d.molecules.size()), first_(d.part(me).begin), end_(d.part(me).end), block_size_(block_size) {
   const tsm::options opt{.block_size = block_size, .homes = memory::home_policy::function([&d, block_size](auto b) {
                            return home_of_block(d, b, block_size, sizeof(Vec3), 1);
                          })};
@@ -22,6 +22,30 @@ SharedPositions::~SharedPositions() { tsm::free(data_); }
 void SharedPositions::publish(std::span<const Vec3> own) {
   std::copy(own.begin(), own.end(), data_ + first_);
   tsm::barrier();
+  if (!fetching_) return;
+  const auto* bytes = reinterpret_cast<const volatile char*>(data_);
+  for (const std::size_t b : remote_blocks_) (void)bytes[b * block_size_];
+  tsm::barrier();
+}
+
+void SharedPositions::fetch_ahead(std::span<const Pair> pairs) {
+  // A block holding only this node's molecules is written here and needs no fetch.
+  const std::size_t mine_first = first_ * sizeof(Vec3) / block_size_;
+  const std::size_t mine_last = end_ == first_ ? mine_first : ((end_ * sizeof(Vec3)) - 1) / block_size_;
+  const auto mine_only = [&](std::size_t b) {
+    return b > mine_first && b < mine_last;  // the blocks at the ends may hold a neighbour's too
+  };
+  remote_blocks_.clear();
+  for (const Pair& p : pairs) {
+    for (const std::uint32_t m : {p.i, p.j}) {
+      if (m >= first_ && m < end_) continue;
+      const std::size_t b = m * sizeof(Vec3) / block_size_;
+      if (!mine_only(b)) remote_blocks_.push_back(b);
+    }
+  }
+  std::sort(remote_blocks_.begin(), remote_blocks_.end());
+  remote_blocks_.erase(std::unique(remote_blocks_.begin(), remote_blocks_.end()), remote_blocks_.end());
+  fetching_ = true;
 }
 
 std::size_t read_block_size(Options& options) { return options.count("block-size", 4096); }

@@ -3,8 +3,14 @@
 // The TSM and XSM versions' positions: one shared array under stache (the molecules renamed
 // by RCB, each block homed at the owner of its first molecule). publish() writes this node's
 // molecules and ends with a barrier; the list loop and the force loop read any molecule.
+//
+// fetch_ahead(pairs): from then on publish() also reads, after its barrier, one word of every
+// other node's block the pairs name, and ends with a second barrier. The misses are then
+// served while every node is inside publish(), polling; taken in the force loop instead, each
+// waits for a home that is computing to get a core (bench/tsm/README.md, tsm_busy_home).
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "squall/apps/moldyn/parallel/decomposition.hpp"
 
@@ -18,11 +24,14 @@ class SharedPositions {
   SharedPositions& operator=(const SharedPositions&) = delete;
 
   void publish(std::span<const Vec3> own);  // collective
+  void fetch_ahead(std::span<const Pair> pairs);
   std::span<const Vec3> all() const { return {data_, size_}; }
 
  private:
   Vec3* data_;
-  std::size_t size_, first_;
+  std::size_t size_, first_, end_, block_size_;
+  bool fetching_ = false;
+  std::vector<std::size_t> remote_blocks_;  // fetch_ahead's, ascending
 };
 
 // Reads --block-size (default 4096).
