@@ -24,10 +24,10 @@ LocalDsmc::LocalDsmc(const DsmcConfig& config, const BlockPartition& partition, 
   const CellLists all = generate_initial_gas(grid_, config_);
   std::vector<std::int64_t> cells;
   for (CellId c = 0; c < grid_.cell_count(); ++c) {
-    if (partition_.owner(c) != node_) continue;
+    if (cell_owner_[c] != node_) continue;
     for (std::uint32_t i = all.start[c]; i < all.start[c + 1]; ++i) {
       staying_.push_back(all.particles[i]);
-      cells.push_back(static_cast<std::int64_t>(partition_.local_index(node_, c)));
+      cells.push_back(cell_local_[c]);
     }
   }
   lists_ = build_cell_lists(staying_, cells, partition_.local_cell_count(node_));
