@@ -113,8 +113,15 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
   for (const auto& r : a.blocks->ranges()) {
     if (r.p != a.stache.get()) r.p->attach(r.first, r.end, opt.block_size);
   }
-  const memory::segment_options segment_opt{
-      .block_size = opt.block_size, .homes = opt.homes, .handler = a.blocks.get(), .initial = memory::tag::invalid};
+  std::vector<memory::block_range> recorded;
+  for (const auto& r : a.blocks->ranges()) {
+    if (r.p->records_writes()) recorded.push_back({r.first, r.end});
+  }
+  const memory::segment_options segment_opt{.block_size = opt.block_size,
+                                            .homes = opt.homes,
+                                            .handler = a.blocks.get(),
+                                            .initial = memory::tag::invalid,
+                                            .recorded_writes = recorded};
   a.seg = adopted != nullptr ? memory::adopt(adopted, blocks * opt.block_size, segment_opt)
                              : memory::allocate(blocks * opt.block_size, segment_opt);
   a.shared = adopted != nullptr;

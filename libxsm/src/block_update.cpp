@@ -44,7 +44,7 @@ void block_update::attach(block_index first, block_index end, std::size_t block_
   }
   const int n = squall::nodes();
   home_ = std::make_unique<home_state>();
-  home_->writes.attach(first, end);
+  home_->writes.attach("block-update", first, end);
   home_->recorded = home_directory(first, end, n);
   home_->late = home_directory(first, end, n);
   home_->stage.resize(static_cast<std::size_t>(n));

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "home_writes.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -9,30 +8,28 @@
 
 namespace squall::xsm::detail {
 
-void home_writes::attach(block_index first, block_index end) {
+void home_writes::attach(const char* protocol, block_index first, block_index end) {
+  protocol_ = protocol;
   first_ = first;
+  end_ = end;
   flags_.assign(end - first, 0);
-  list_.clear();
-  list_.reserve(end - first);
-}
-
-void home_writes::write(segment s, block_index b) {
-  if (flags_[b - first_] == 0) {
-    flags_[b - first_] = 1;
-    list_.push_back(b);  // never beyond the capacity reserved: one entry per block
-  }
-  s.set_tag(b, tag::read_write);
+  list_.assign(end - first, 0);
+  listed_ = 0;
 }
 
 std::span<const block_index> home_writes::close(segment s) {
-  std::sort(list_.begin(), list_.end());
-  for (const block_index b : list_) s.set_tag(b, tag::read_only);
-  return list_;
+  listed_ = s.take_written(first_, end_, list_);
+  const int me = squall::node();
+  for (std::size_t i = 0; i < listed_; ++i) {
+    if (s.home(list_[i]) != me) foreign_write(protocol_, s, list_[i]);
+    flags_[list_[i] - first_] = 1;
+  }
+  return std::span<const block_index>(list_.data(), listed_);
 }
 
 void home_writes::reopen() {
-  for (const block_index b : list_) flags_[b - first_] = 0;
-  list_.clear();
+  for (std::size_t i = 0; i < listed_; ++i) flags_[list_[i] - first_] = 0;
+  listed_ = 0;
 }
 
 void foreign_write(const char* protocol, segment s, block_index b) {

@@ -33,7 +33,7 @@ void node_update::attach(block_index first, block_index end, std::size_t block_s
   end_ = end;
   block_size_ = block_size;
   writes_ = std::make_unique<detail::home_writes>();
-  writes_->attach(first, end);
+  writes_->attach("node-update", first, end);
   copies_.assign(end - first, copy::none);
   fetched_.clear();
   fetched_.reserve(end - first);

@@ -26,12 +26,17 @@ void expect_lost_reported(const std::string& protocol) {
 TEST(UpdateLostNode, KilledNodeInABlockUpdateIsReported) { expect_lost_reported("block-update"); }
 TEST(UpdateLostNode, KilledNodeInANodeUpdateIsReported) { expect_lost_reported("node-update"); }
 
-// A store by a node other than the block's home ends that node with a message naming both.
-TEST(UpdateMisuse, StoreByANodeOtherThanTheHomeIsNamed) {
-  const auto o = run(squallrun + " -n 2 " + scenarios + " foreign-write 1");
+// A store by a node other than the block's home ends that node with a message naming both:
+// at the store to a block it has no copy of, and (recorded or faulting) no later than the next
+// barrier to its ReadOnly copy.
+void expect_foreign_write_named(const char* scenario) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " " + scenario + " 1");
   EXPECT_NE(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "squall xsm: block-update: node 1 wrote block 0 (at 0x"), 1) << o.output;
   EXPECT_EQ(count_of(o.output, "homed on node 0; only a block's home writes it under block-update"), 1) << o.output;
 }
+
+TEST(UpdateMisuse, StoreByANodeOtherThanTheHomeIsNamed) { expect_foreign_write_named("foreign-write"); }
+TEST(UpdateMisuse, StoreToACopyByANodeOtherThanTheHomeIsNamed) { expect_foreign_write_named("foreign-write-copy"); }
 
 }  // namespace

@@ -6,6 +6,9 @@
 //   update_scenarios node-update K    instead of ending the phase: the others wait in the update
 //                                     at that barrier (for its pushes) and must report it lost
 //   update_scenarios foreign-write K  under block-update, node K stores to node 0's first block
+//   update_scenarios foreign-write-copy K  the same store, after node K read the block (to its
+//                                     ReadOnly copy: where the kernel records writes, found at
+//                                     the barrier that follows)
 #include <signal.h>
 
 #include <cstdio>
@@ -32,9 +35,10 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<squall::xsm::protocol> upd;
   squall::xsm::node_update* elements = nullptr;
-  if (mode == "foreign-write") {
+  if (mode == "foreign-write" || mode == "foreign-write-copy") {
     squall::xsm::block_update bu;
     double* z = squall::xsm::alloc<double>(n, bu, homes);
+    if (me == victim && mode == "foreign-write-copy") std::printf("read %g\n", static_cast<volatile double*>(z)[0]);
     if (me == victim) z[0] = 1;
     squall::tsm::barrier();
     return 0;
@@ -45,7 +49,7 @@ int main(int argc, char** argv) {
     elements = new squall::xsm::node_update(sizeof(double));
     upd.reset(elements);
   } else {
-    std::fprintf(stderr, "usage: update_scenarios block-update|node-update|foreign-write VICTIM\n");
+    std::fprintf(stderr, "usage: update_scenarios block-update|node-update|foreign-write|foreign-write-copy VICTIM\n");
     return 2;
   }
   double* x = squall::xsm::alloc<double>(n, *upd, homes);

@@ -78,11 +78,20 @@ class home_policy {
   std::function<int(block_index)> home_of_;
 };
 
+// The blocks [first, end) of a segment.
+struct block_range {
+  block_index first = 0, end = 0;
+  bool operator==(const block_range&) const = default;
+};
+
 struct segment_options {
   std::size_t block_size = 0;  // a power-of-two multiple of the page size; 0 = one page
   home_policy homes = home_policy::round_robin();
   protocol* handler = nullptr;  // may also be bound later with segment::bind
   tag initial = tag::read_write;  // every block's tag at allocation
+  // Ranges (ascending, disjoint) whose stores to ReadOnly blocks are recorded instead of
+  // faulting: see segment::take_written.
+  std::span<const block_range> recorded_writes = {};
 };
 
 // A handle to a segment (two words, copyable). Every operation on a freed segment throws
@@ -108,6 +117,21 @@ class segment {
 
   void bind(protocol& p) const;
   protocol* bound_protocol() const;
+
+  // Recorded writes. In the ranges allocated with segment_options::recorded_writes, a store
+  // to a ReadOnly block does not fault: the kernel lets it through and notes it (userfaultfd's
+  // asynchronous write-protect and PAGEMAP_SCAN, Linux 6.7+, on the SIGBUS fault path;
+  // SQUALL_RECORD_WRITES=0 turns it off). A protocol that only needs to know at a phase end
+  // which blocks were written (an update protocol's home) pays one system call per phase
+  // instead of one fault per block, but is not told of the store when it happens. Where writes
+  // are not recorded, the store faults as in any other block.
+  bool writes_recorded(block_index b) const;
+  // The blocks of [first, end) that are ReadWrite or were stored to while ReadOnly since they
+  // last became ReadOnly, ascending in `out` (room for end - first blocks); all of them are
+  // ReadOnly afterwards. Returns how many. Where writes are not recorded, these are exactly
+  // the ReadWrite blocks, so a protocol whose write_fault raises the block to ReadWrite gets
+  // the same answer either way. Never allocates.
+  std::size_t take_written(block_index first, block_index end, std::span<block_index> out) const;
 
   bool operator==(const segment&) const = default;
 

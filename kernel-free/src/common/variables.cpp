@@ -12,6 +12,7 @@ using enum reader;
 constexpr variable table[] = {
     {"SQUALL_TRANSPORT", runtime, "shm"},
     {"SQUALL_FAULT_PATH", runtime, "auto"},
+    {"SQUALL_RECORD_WRITES", runtime, "1"},
     {"SQUALL_BIND", runtime, "1 with 2 or more nodes on the host and no more nodes than processors, else 0"},
     {"SQUALL_SPIN_US", runtime, "50 (5 with more nodes than processors)"},
     {"SQUALL_PROGRESS_SPIN_US", runtime, "10 (0 with more nodes than processors)"},

@@ -17,6 +17,10 @@ inline const int pages_mapped_on_touch = stats::counter_slot("memory.mapped_on_t
 inline const int reports_not_served = stats::counter_slot("memory.reports_not_served");
 inline const int tag_changes = stats::counter_slot("memory.tag_changes");
 inline const int installs = stats::counter_slot("memory.installs");
+// Recorded writes (write_recording.hpp): PAGEMAP_SCAN calls, and ReadOnly blocks they found
+// written (each a store that did not fault).
+inline const int write_scans = stats::counter_slot("memory.write_scans");
+inline const int writes_recorded = stats::counter_slot("memory.writes_recorded");
 // System calls on shared memory retried after EFAULT.
 inline const int syscall_retries = stats::counter_slot("memory.syscall_retries");
 

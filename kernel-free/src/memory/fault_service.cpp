@@ -98,7 +98,7 @@ void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
   refuse_fault_under_node_lock(faulter, s, b, write);
   fault_guard guard;  // first: a handler that ran meanwhile may have raised the tag
   const tag before = s.tags[b].load(std::memory_order_acquire);
-  const int uffd = running_layer()->uffd.fd;
+  const int uffd = s.uffd_of(b);
   if (allows(before, write)) {
     map_block(uffd, s, b, before == tag::read_only);
     count(pages_mapped_on_touch);

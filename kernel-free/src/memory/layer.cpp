@@ -80,6 +80,7 @@ layer* start() {
   if (l->path == fault_path::thread && !l->uffd.kernel_faults) warn_user_mode_only();
   l->space.reserve(base, bytes);
   install_stray_access_reporter();
+  l->recorder = open_write_recorder(l->path == fault_path::sigbus);
   if (l->path == fault_path::sigbus) {
     install_sigbus_handler();
   } else {

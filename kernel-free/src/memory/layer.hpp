@@ -10,12 +10,14 @@
 
 #include "memory/address_space.hpp"
 #include "memory/uffd_device.hpp"
+#include "memory/write_recording.hpp"
 
 namespace squall::memory::detail {
 
 struct layer {
   address_space space;
   userfaultfd uffd;
+  write_recorder recorder;  // for segments' recorded_writes ranges
   fault_path path = fault_path::sigbus;
   std::uint32_t next_generation = 1;  // the same sequence on every node (allocation is collective)
 };

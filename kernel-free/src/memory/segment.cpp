@@ -21,6 +21,7 @@
 #include "memory/page_tables.hpp"
 #include "memory/segment_builder.hpp"
 #include "memory/uffd_abi.hpp"
+#include "memory/write_recording.hpp"
 #include "runtime/node.hpp"
 
 namespace squall::memory {
@@ -68,7 +69,23 @@ std::string bad_home(const segment_state& s) {
 // `keep` (an adopted range): the memfd starts with the bytes now at `address`. They are
 // copied by the kernel (pwrite through a raw system call), so a sanitizer's poisoned
 // redzones between the program's globals are not read by instrumented code.
-void map_views(segment_state& s, std::byte* address, int uffd, bool keep) {
+void register_blocks(const segment_state& s, block_index first, block_index end, int uffd) {
+  uffdio_register r{};
+  r.range = {reinterpret_cast<__u64>(s.app_block(first)), (end - first) * s.block_size};
+  r.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP;
+  if (::ioctl(uffd, UFFDIO_REGISTER, &r) != 0) {
+    fatal("cannot register a segment with userfaultfd (MISSING, MINOR and write-protect on "
+          "shared memory): %s",
+          std::strerror(errno));
+  }
+  constexpr std::uint64_t needed = (1ull << _UFFDIO_CONTINUE) | (1ull << _UFFDIO_WRITEPROTECT);
+  if ((r.ioctls & needed) != needed) {
+    fatal("userfaultfd offers no UFFDIO_CONTINUE or UFFDIO_WRITEPROTECT on shared memory; this "
+          "kernel is too old or built without CONFIG_PTE_MARKER_UFFD_WP (Linux 5.19+ needed)");
+  }
+}
+
+void map_views(segment_state& s, std::byte* address, bool keep) {
   s.memfd = ::memfd_create("squall-segment", MFD_CLOEXEC);
   if (s.memfd < 0) fatal("memfd_create for a segment failed: %s", std::strerror(errno));
   if (::ftruncate(s.memfd, static_cast<off_t>(s.bytes)) != 0) {
@@ -85,19 +102,14 @@ void map_views(segment_state& s, std::byte* address, int uffd, bool keep) {
   if (proto == MAP_FAILED) fatal("cannot map a segment's protocol view: %s", std::strerror(errno));
   s.app = address;
   s.proto = static_cast<std::byte*>(proto);
-  uffdio_register r{};
-  r.range = {reinterpret_cast<__u64>(address), s.bytes};
-  r.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP;
-  if (::ioctl(uffd, UFFDIO_REGISTER, &r) != 0) {
-    fatal("cannot register a segment with userfaultfd (MISSING, MINOR and write-protect on "
-          "shared memory): %s",
-          std::strerror(errno));
+  // Blocks in recorded ranges go to the recording userfaultfd, the rest to the node's own.
+  block_index next = 0;
+  for (const block_range& r : s.recorded) {
+    if (r.first > next) register_blocks(s, next, r.first, s.uffd);
+    register_blocks(s, r.first, r.end, s.recording_uffd);
+    next = r.end;
   }
-  constexpr std::uint64_t needed = (1ull << _UFFDIO_CONTINUE) | (1ull << _UFFDIO_WRITEPROTECT);
-  if ((r.ioctls & needed) != needed) {
-    fatal("userfaultfd offers no UFFDIO_CONTINUE or UFFDIO_WRITEPROTECT on shared memory; this "
-          "kernel is too old or built without CONFIG_PTE_MARKER_UFFD_WP (Linux 5.19+ needed)");
-  }
+  if (next < s.blocks) register_blocks(s, next, s.blocks, s.uffd);
 }
 
 // An adopted range: whole blocks of mapped, writable pages outside every segment.
@@ -155,6 +167,18 @@ segment_state& segment_builder::state(segment h, const char* api) {
 
 namespace {
 
+void check_recorded_ranges(std::span<const block_range> ranges, std::size_t blocks, const char* api) {
+  block_index next = 0;
+  for (const block_range& r : ranges) {
+    if (r.first < next || r.first >= r.end || r.end > blocks) {
+      throw usage_error(format("%s: recorded_writes range of blocks %zu..%zu is empty, out of order, overlaps the one "
+                               "before or lies beyond the segment's %zu blocks",
+                               api, r.first, r.end, blocks));
+    }
+    next = r.end;
+  }
+}
+
 // allocate and adopt: `adopted` is the range to keep (adopt) or nullptr (a range of the
 // segment space).
 segment create(std::size_t bytes, const segment_options& options, std::byte* adopted, const char* api) {
@@ -178,6 +202,7 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
   proposal.blocks = proposal.bytes / block_size;
   proposal.nodes = squall::nodes();
   segment_builder::set_homes(proposal, options.homes);
+  check_recorded_ranges(options.recorded_writes, proposal.blocks, api);
   const std::string home_problem = bad_home(proposal);
 
   const std::uint64_t mine[] = {bytes, block_size, static_cast<std::uint64_t>(proposal.homes),
@@ -225,7 +250,11 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
   for (block_index b = 0; b < s.blocks; ++b) s.tags[b].store(options.initial, std::memory_order_relaxed);
   s.handler.store(options.handler, std::memory_order_relaxed);
   s.generation = l.next_generation++;
-  map_views(s, address, l.uffd.fd, s.adopted);
+  s.uffd = l.uffd.fd;
+  s.recording_uffd = l.recorder.uffd;
+  s.recorded.clear();
+  if (l.recorder.active()) s.recorded.assign(options.recorded_writes.begin(), options.recorded_writes.end());
+  map_views(s, address, s.adopted);
   detail::publish(index);
   barrier();  // no node hears of the segment from another before it exists here
   return segment_builder::handle(s);
@@ -271,6 +300,7 @@ void free(segment h) {
   ::close(s.memfd);
   s.tags.reset();
   s.home_table = {};
+  s.recorded = {};
   s.handler.store(nullptr, std::memory_order_relaxed);
   s.app = s.proto = nullptr;
   s.bytes = 0;
@@ -323,7 +353,7 @@ void segment::set_tag(block_index b, tag t) const {
   check_tag(t, "segment::set_tag");
   const tag from = s.tags[b].load(std::memory_order_relaxed);
   if (from == t) return;
-  detail::change_tag(detail::running_layer()->uffd.fd, s, b, from, t);
+  detail::change_tag(s.uffd_of(b), s, b, from, t);
   detail::count(detail::tag_changes);
 }
 
@@ -335,7 +365,7 @@ void segment::install(block_index b, std::span<const std::byte> data, tag t) con
     throw usage_error(format("segment::install: %zu bytes given for a block of %zu", data.size(), s.block_size));
   }
   std::memcpy(s.proto_block(b), data.data(), data.size());
-  detail::change_tag(detail::running_layer()->uffd.fd, s, b, s.tags[b].load(std::memory_order_relaxed), t);
+  detail::change_tag(s.uffd_of(b), s, b, s.tags[b].load(std::memory_order_relaxed), t);
   detail::count(detail::installs);
 }
 
@@ -347,6 +377,25 @@ std::span<std::byte> segment::protocol_view(block_index b) const {
 
 void segment::bind(protocol& p) const {
   segment_builder::state(*this, "segment::bind").handler.store(&p, std::memory_order_release);
+}
+
+bool segment::writes_recorded(block_index b) const {
+  const auto& s = segment_builder::state(*this, "segment::writes_recorded");
+  check_block(s, b, "segment::writes_recorded");
+  return s.records(b);
+}
+
+std::size_t segment::take_written(block_index first, block_index end, std::span<block_index> out) const {
+  auto& s = segment_builder::state(*this, "segment::take_written");
+  if (first > end || end > s.blocks) {
+    throw usage_error(format("segment::take_written: blocks %zu..%zu are not a range of the segment's %zu", first, end,
+                             s.blocks));
+  }
+  if (out.size() < end - first) {
+    throw usage_error(format("segment::take_written: room for %zu blocks, not the %zu of the range", out.size(),
+                             end - first));
+  }
+  return detail::take_written(s, first, end, out.data());
 }
 
 protocol* segment::bound_protocol() const {

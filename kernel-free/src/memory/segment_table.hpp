@@ -26,6 +26,10 @@ struct segment_state {
   std::size_t bytes = 0, block_size = 0, blocks = 0;
   unsigned block_shift = 0;
   int memfd = -1;
+  // The userfaultfd of the segment's blocks, and of those in `recorded` (ascending ranges
+  // whose stores to ReadOnly blocks the kernel records: write_recording.hpp).
+  int uffd = -1, recording_uffd = -1;
+  std::vector<block_range> recorded;
   bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;
   home_kind homes = home_kind::round_robin;
@@ -44,6 +48,13 @@ struct segment_state {
   std::byte* app_block(block_index b) const { return app + (b << block_shift); }
   std::byte* proto_block(block_index b) const { return proto + (b << block_shift); }
   std::size_t offset_of(block_index b) const { return b << block_shift; }
+  bool records(block_index b) const {
+    for (const block_range& r : recorded) {
+      if (b >= r.first && b < r.end) return true;
+    }
+    return false;
+  }
+  int uffd_of(block_index b) const { return records(b) ? recording_uffd : uffd; }
   int home(block_index b) const {
     switch (homes) {
       case home_kind::round_robin:

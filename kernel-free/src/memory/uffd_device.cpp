@@ -153,4 +153,16 @@ userfaultfd open_userfaultfd(bool sigbus) {
   return u;
 }
 
+userfaultfd open_recording_userfaultfd() {
+  const std::uint64_t wanted = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM |
+                               UFFD_FEATURE_SIGBUS | UFFD_FEATURE_WP_ASYNC;
+  userfaultfd u;
+  if ((offered_features() & wanted) != wanted) return u;
+  u.fd = create(u.kernel_faults);
+  u.sigbus = true;
+  uffdio_api api;
+  api_handshake(u.fd, wanted, api);
+  return u;
+}
+
 }  // namespace squall::memory::detail

@@ -18,4 +18,10 @@ bool sigbus_supported();
 // SIGBUS delivery when `sigbus`.
 userfaultfd open_userfaultfd(bool sigbus);
 
+// A second userfaultfd like the SIGBUS one, but in asynchronous write-protect mode
+// (UFFD_FEATURE_WP_ASYNC, Linux 6.7+): a store to a write-protected page is let through by
+// the kernel, which clears the page's write-protect bit instead of reporting a fault. fd is
+// -1 where the kernel does not offer it.
+userfaultfd open_recording_userfaultfd();
+
 }  // namespace squall::memory::detail

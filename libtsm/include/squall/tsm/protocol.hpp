@@ -81,6 +81,11 @@ class protocol {
   // The program touched block b against its tag (see squall/memory.hpp for the rules).
   virtual void read_fault(segment s, block_index b) = 0;
   virtual void write_fault(segment s, block_index b) = 0;
+  // Whether this protocol lets the kernel record stores to its ReadOnly blocks instead of
+  // faulting (memory::segment_options::recorded_writes): true only for a protocol that never
+  // needs to hear of such a store when it happens, and asks segment::take_written at its phase
+  // ends. Asked for the ranges bound when the memory is allocated; a range bound later faults.
+  virtual bool records_writes() const { return false; }
 
   // Synchronisation points, on the program thread with no lock held; a hook may send and
   // wait. Barrier: tsm's barrier and allreduce, and PARMACS BARRIER (before_barrier runs

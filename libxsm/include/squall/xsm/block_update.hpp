@@ -64,6 +64,8 @@ class block_update final : public protocol {
   void detach() override;
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;
+  // The home learns its writes at phase ends; a store to a copy is found there too.
+  bool records_writes() const override { return true; }
   // The phase end: written blocks go to their consumers (and the recording may end).
   void before_barrier() override;
 

@@ -62,6 +62,8 @@ class node_update final : public protocol {
   void detach() override;
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;
+  // The home learns its writes at phase ends; a store to a copy is found there too.
+  bool records_writes() const override { return true; }
   void before_barrier() override;
 
   // Collective, once, after the memory is allocated: the elements (indices from the start of
