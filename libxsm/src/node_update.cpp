@@ -13,7 +13,7 @@
 
 namespace squall::xsm {
 
-node_update::node_update(std::size_t element_size) : element_size_(element_size) {
+node_update::node_update(std::size_t element_size, push_policy when) : element_size_(element_size), when_(when) {
   if (element_size == 0) throw usage_error("node-update: the element size is 0");
 }
 node_update::~node_update() = default;
@@ -148,13 +148,16 @@ void node_update::before_barrier() { end_phase(false); }
 
 void node_update::end_phase(bool everything) {
   phases.add();
-  writes_->close(segment_);
+  const bool tracked = when_ == push_policy::when_written;
+  const bool send_all = everything || !tracked;
+  if (tracked) writes_->close(segment_);
   if (channel_ != nullptr) {
     for (const peer_lists& q : pattern_.peers) {
       if (q.send.empty()) continue;
       const auto to = static_cast<std::size_t>(q.node);
       const auto& blocks = sent_blocks_[to];
-      const bool changed = everything || std::any_of(blocks.begin(), blocks.end(), [&](block_index b) { return writes_->written(b); });
+      const bool changed =
+          send_all || std::any_of(blocks.begin(), blocks.end(), [&](block_index b) { return writes_->written(b); });
       if (!changed) {
         channel_->end_round(q.node);
         continue;
@@ -190,7 +193,7 @@ void node_update::end_phase(bool everything) {
     copies_[b - first_] = copy::none;
   }
   fetched_.clear();
-  writes_->reopen();
+  if (tracked) writes_->reopen();
 }
 
 }  // namespace squall::xsm

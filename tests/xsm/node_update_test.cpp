@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <squall/squall.hpp>
+#include <squall/stats.hpp>
 #include <squall/tsm.hpp>
 #include <squall/xsm.hpp>
 #include <squall/xsm/block_update.hpp>
@@ -56,7 +57,18 @@ TEST(NodeUpdate, PushesOnlyTheDeclaredElementsOnePerPairPerPhase) {
   const layout where(x, n);
   update_test::write_initial(x, where);
   upd.declare_reads(reads_of(where));
+  const stats::snapshot before = stats::take();
   update_test::iterate({{x, &where}}, iterations);
+  const stats::snapshot after = stats::take();
+  // Where the kernel records the homes' stores, none faults; elsewhere each written block
+  // faults once per phase in which it is written.
+  const auto delta = [&](const char* counter) { return after.get(counter) - before.get(counter); };
+  if (memory::segment_of(x).writes_recorded(0)) {
+    EXPECT_EQ(delta("memory.faults.write_readonly"), 0u);
+    EXPECT_GT(delta("memory.writes_recorded"), 0u);
+  } else {
+    EXPECT_EQ(delta("memory.writes_recorded"), 0u);
+  }
 
   const std::uint64_t misses = upd.misses.value(), pushes = upd.pushes.value(), messages = upd.push_messages.value(),
                       bytes = upd.push_bytes.value(), phases = upd.phases.value();
@@ -83,6 +95,37 @@ TEST(NodeUpdate, PushesOnlyTheDeclaredElementsOnePerPairPerPhase) {
   std::uint64_t received = 0;
   for (const peer_lists& q : upd.pattern().peers) received += q.recv.size();
   EXPECT_EQ(received, where.elements_read(node()).size());
+  EXPECT_EQ(wrong_among(x, kept_here(where), n), 0u);
+  xsm::free(x);
+}
+
+// Every phase: the declared elements go out at every barrier, written or not, and the homes'
+// stores neither fault nor are recorded after the first.
+TEST(NodeUpdate, EveryPhasePushesAtEveryBarrierAndNeverFaultsOnHomeStores) {
+  xsm::node_update upd(sizeof(double), xsm::node_update::push_policy::every_phase);
+  const std::size_t n = update_test::elements_for(nodes());
+  double* x = xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()});
+  const layout where(x, n);
+  update_test::write_initial(x, where);
+  upd.declare_reads(reads_of(where));
+  const stats::snapshot before = stats::take();
+  update_test::iterate({{x, &where}}, iterations);
+  const stats::snapshot after = stats::take();
+  const std::uint64_t pushes = upd.pushes.value(), messages = upd.push_messages.value(), phases = upd.phases.value();
+  tsm::barrier();
+  std::uint64_t sent = 0, readers = 0;
+  for (int c = 0; c < nodes(); ++c) {
+    std::uint64_t from_me = 0;
+    for (const std::size_t i : where.elements_read(c)) from_me += where.home[i] == node() ? 1 : 0;
+    sent += from_me;
+    readers += from_me > 0 ? 1 : 0;
+  }
+  EXPECT_EQ(phases, 1u + 2u * iterations);
+  EXPECT_EQ(pushes, phases * sent);
+  EXPECT_EQ(messages, phases * readers);
+  for (const char* counter : {"memory.faults.write_readonly", "memory.writes_recorded", "memory.write_scans"}) {
+    EXPECT_EQ(after.get(counter) - before.get(counter), 0u) << counter;
+  }
   EXPECT_EQ(wrong_among(x, kept_here(where), n), 0u);
   xsm::free(x);
 }

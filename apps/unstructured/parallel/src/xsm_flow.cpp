@@ -95,7 +95,11 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
   double* residual_array = xsm::alloc<double>(length * kVariables, residual_reduction, per_node);
   std::unique_ptr<xsm::protocol> value_protocol;
   if (sharing == ValueSharing::block_update) value_protocol = std::make_unique<xsm::block_update>(3);
-  if (sharing == ValueSharing::node_update) value_protocol = std::make_unique<xsm::node_update>(sizeof(double));
+  if (sharing == ValueSharing::node_update) {
+    // Every iteration rewrites every node's values: push them at each barrier without tracking
+    // which blocks were written.
+    value_protocol = std::make_unique<xsm::node_update>(sizeof(double), xsm::node_update::push_policy::every_phase);
+  }
   double* value_array = value_protocol ? xsm::alloc<double>(length * kVariables, *value_protocol, per_node)
                                        : tsm::alloc<double>(length * kVariables, per_node);
   const std::span<double> node_weight_all(weight_array, length);
@@ -143,8 +147,13 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
     }
     {
       auto scope = phases.time("reduction");
-      residual_reduction.end_phase();
-      tsm::barrier();  // every node is done reading this iteration's values
+      residual_reduction.end_phase();  // every node's contributions to this node's residuals are in
+      // Every node must be done reading this iteration's values before their homes write the
+      // next ones: under stache a home's write would reach a reader in the middle of its loop,
+      // and under block-update a reader's miss while recording fetches the home's block as it
+      // is. Under node-update every value read from another node is declared, so it is read
+      // from a copy that changes only at the update barrier below: no barrier here.
+      if (sharing != ValueSharing::node_update) tsm::barrier();
     }
     {
       auto scope = phases.time("node loops");

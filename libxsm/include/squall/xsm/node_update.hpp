@@ -28,7 +28,10 @@
 //
 // At a barrier, a home sends a consumer all the elements the consumer declared from it if any
 // block holding one of them was written in the phase, and nothing (an end of round) if none
-// was. libxsm/PROTOCOLS.md has the states and messages.
+// was (push_policy::when_written, the default). For data that every phase rewrites, say so
+// (push_policy::every_phase): the home then sends them at every barrier, written or not, and keeps
+// its blocks writable, so its stores are neither tracked nor faulted. libxsm/PROTOCOLS.md has
+// the states and messages.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -50,8 +53,12 @@ class home_writes;
 
 class node_update final : public protocol {
  public:
+  // When a home sends a consumer the elements it declared: at the barriers of phases in which
+  // the home wrote a block holding one of them, or at every barrier.
+  enum class push_policy { when_written, every_phase };
+
   // Elements of `element_size` bytes; usage_error for 0.
-  explicit node_update(std::size_t element_size);
+  explicit node_update(std::size_t element_size, push_policy when = push_policy::when_written);
   ~node_update() override;
 
   std::string_view name() const override { return "node-update"; }
@@ -62,8 +69,8 @@ class node_update final : public protocol {
   void detach() override;
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;
-  // The home learns its writes at phase ends; a store to a copy is found there too.
-  bool records_writes() const override { return true; }
+  // when_written: the home learns its writes at phase ends; a store to a copy is found there too.
+  bool records_writes() const override { return when_ == push_policy::when_written; }
   void before_barrier() override;
 
   // Collective, once, after the memory is allocated: the elements (indices from the start of
@@ -95,11 +102,12 @@ class node_update final : public protocol {
   block_index block_of_element(std::int64_t e) const;
 
   std::size_t element_size_;
+  push_policy when_;
   segment segment_;
   block_index first_ = 0, end_ = 0;
   std::size_t block_size_ = 0;
   bool attached_ = false;
-  std::unique_ptr<detail::home_writes> writes_;  // the blocks homed here written this phase
+  std::unique_ptr<detail::home_writes> writes_;  // the blocks homed here written this phase (when_written)
   std::vector<copy> copies_;           // per block of the range
   std::vector<block_index> fetched_;   // blocks fetched this phase (capacity: the range)
   bool fetched_answer_ = false;
