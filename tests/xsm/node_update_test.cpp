@@ -130,6 +130,40 @@ TEST(NodeUpdate, EveryPhasePushesAtEveryBarrierAndNeverFaultsOnHomeStores) {
   xsm::free(x);
 }
 
+// The loop synchronised by node-update's own phase end alone, no barrier: each node computes
+// from its own elements and its copies, writes its own, then end_phase brings the copies up to
+// date. Results equal the sequential reference; one push a reader a phase.
+TEST(NodeUpdate, EndPhaseAloneKeepsTheLoopExact) {
+  xsm::node_update upd(sizeof(double), xsm::node_update::push_policy::every_phase);
+  const std::size_t n = update_test::elements_for(nodes());
+  double* x = xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()});
+  const layout where(x, n);
+  update_test::write_initial(x, where);
+  upd.declare_reads(reads_of(where));
+  std::vector<double> y(n);
+  for (int it = 0; it < iterations; ++it) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (where.home[i] == node()) y[i] = update_test::step(x, i, n);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (where.home[i] == node()) x[i] = y[i];
+    }
+    upd.end_phase();
+  }
+  const std::uint64_t phases = upd.phases.value(), messages = upd.push_messages.value();
+  tsm::barrier();
+  std::uint64_t readers = 0;
+  for (int c = 0; c < nodes(); ++c) {
+    bool reads_mine = false;
+    for (const std::size_t i : where.elements_read(c)) reads_mine = reads_mine || where.home[i] == node();
+    readers += reads_mine ? 1 : 0;
+  }
+  EXPECT_EQ(phases, 1u + iterations);  // declare_reads and the loop's (read before the barrier)
+  EXPECT_EQ(messages, phases * readers);
+  EXPECT_EQ(wrong_among(x, kept_here(where), n), 0u);
+  xsm::free(x);
+}
+
 TEST(NodeUpdate, UndeclaredBlockMissesOncePerPhaseAndReadsCurrentValues) {
   if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
   xsm::node_update upd(sizeof(double));

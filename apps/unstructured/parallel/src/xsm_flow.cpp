@@ -152,7 +152,7 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
       // next ones: under stache a home's write would reach a reader in the middle of its loop,
       // and under block-update a reader's miss while recording fetches the home's block as it
       // is. Under node-update every value read from another node is declared, so it is read
-      // from a copy that changes only at the update barrier below: no barrier here.
+      // from a copy that changes only in this node's own update below: no barrier here.
       if (sharing != ValueSharing::node_update) tsm::barrier();
     }
     {
@@ -161,7 +161,13 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
     }
     {
       auto scope = phases.time("update");
-      tsm::barrier();  // the new values reach their readers
+      // The new values reach their readers: at a barrier, or under node-update by its own
+      // collective phase end, which like a CHAOS gather waits only for the pushes to this node.
+      if (sharing == ValueSharing::node_update) {
+        static_cast<xsm::node_update&>(*value_protocol).end_phase();
+      } else {
+        tsm::barrier();
+      }
     }
   }
   region.end();
