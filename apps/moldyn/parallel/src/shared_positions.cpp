@@ -20,6 +20,10 @@ SharedPositions::SharedPositions(const Decomposition& d, int me, std::size_t blo
 SharedPositions::~SharedPositions() { tsm::free(data_); }
 
 void SharedPositions::publish(std::span<const Vec3> own) {
+  // With fetching ahead, other nodes hold copies of this node's boundary blocks, so the copy
+  // below invalidates them: wait until every node is here, where it answers at once, rather
+  // than for a node still in its force loop.
+  if (fetching_) tsm::barrier();
   std::copy(own.begin(), own.end(), data_ + first_);
   tsm::barrier();
   if (!fetching_) return;

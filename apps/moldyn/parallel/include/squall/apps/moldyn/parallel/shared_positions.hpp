@@ -7,7 +7,9 @@
 // fetch_ahead(pairs): from then on publish() also reads, after its barrier, one word of every
 // other node's block the pairs name, and ends with a second barrier. The misses are then
 // served while every node is inside publish(), polling; taken in the force loop instead, each
-// waits for a home that is computing to get a core (bench/tsm/README.md, tsm_busy_home).
+// waits for a home that is computing to get a core (bench/tsm/README.md, tsm_busy_home). For
+// the same reason publish() then starts with a barrier: its writes invalidate the copies the
+// other nodes fetched, and each invalidation waits for its holder to answer.
 #include <cstddef>
 #include <span>
 #include <vector>
