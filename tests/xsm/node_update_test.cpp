@@ -50,13 +50,42 @@ std::vector<std::size_t> kept_here(const layout& where) {
   return r;
 }
 
+// What this node sends: every element another node declared from it (`elements`, counted
+// once per reader), and to how many readers.
+struct sends {
+  std::uint64_t elements = 0, readers = 0;
+};
+sends sends_of(const layout& where) {
+  sends r;
+  for (int c = 0; c < nodes(); ++c) {
+    std::uint64_t from_me = 0;
+    for (const std::size_t i : where.elements_read(c)) from_me += where.home[i] == node() ? 1 : 0;
+    r.elements += from_me;
+    r.readers += from_me > 0 ? 1 : 0;
+  }
+  return r;
+}
+
+// The scripted loop's array under `upd`, its initial values written and its reads declared.
+struct declared_array {
+  std::size_t n;
+  double* x;
+  layout where;
+  explicit declared_array(xsm::node_update& upd)
+      : n(update_test::elements_for(nodes())),
+        x(xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()})),
+        where(x, n) {
+    update_test::write_initial(x, where);
+    upd.declare_reads(reads_of(where));
+  }
+};
+
 TEST(NodeUpdate, PushesOnlyTheDeclaredElementsOnePerPairPerPhase) {
   xsm::node_update upd(sizeof(double));
-  const std::size_t n = update_test::elements_for(nodes());
-  double* x = xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()});
-  const layout where(x, n);
-  update_test::write_initial(x, where);
-  upd.declare_reads(reads_of(where));
+  const declared_array a(upd);
+  double* const x = a.x;
+  const std::size_t n = a.n;
+  const layout& where = a.where;
   const stats::snapshot before = stats::take();
   update_test::iterate({{x, &where}}, iterations);
   const stats::snapshot after = stats::take();
@@ -73,14 +102,7 @@ TEST(NodeUpdate, PushesOnlyTheDeclaredElementsOnePerPairPerPhase) {
   const std::uint64_t misses = upd.misses.value(), pushes = upd.pushes.value(), messages = upd.push_messages.value(),
                       bytes = upd.push_bytes.value(), phases = upd.phases.value();
   tsm::barrier();
-  // What this node sends: every element another node declared from it, to each such node.
-  std::uint64_t sent = 0, readers = 0;
-  for (int c = 0; c < nodes(); ++c) {
-    std::uint64_t from_me = 0;
-    for (const std::size_t i : where.elements_read(c)) from_me += where.home[i] == node() ? 1 : 0;
-    sent += from_me;
-    readers += from_me > 0 ? 1 : 0;
-  }
+  const auto [sent, readers] = sends_of(where);
   EXPECT_EQ(misses, 0u);
   // declare_reads sends everything once; then each iteration's second barrier (x written),
   // and nothing at the first (an end of round only).
@@ -103,31 +125,21 @@ TEST(NodeUpdate, PushesOnlyTheDeclaredElementsOnePerPairPerPhase) {
 // stores neither fault nor are recorded after the first.
 TEST(NodeUpdate, EveryPhasePushesAtEveryBarrierAndNeverFaultsOnHomeStores) {
   xsm::node_update upd(sizeof(double), xsm::node_update::push_policy::every_phase);
-  const std::size_t n = update_test::elements_for(nodes());
-  double* x = xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()});
-  const layout where(x, n);
-  update_test::write_initial(x, where);
-  upd.declare_reads(reads_of(where));
+  const declared_array a(upd);
   const stats::snapshot before = stats::take();
-  update_test::iterate({{x, &where}}, iterations);
+  update_test::iterate({{a.x, &a.where}}, iterations);
   const stats::snapshot after = stats::take();
   const std::uint64_t pushes = upd.pushes.value(), messages = upd.push_messages.value(), phases = upd.phases.value();
   tsm::barrier();
-  std::uint64_t sent = 0, readers = 0;
-  for (int c = 0; c < nodes(); ++c) {
-    std::uint64_t from_me = 0;
-    for (const std::size_t i : where.elements_read(c)) from_me += where.home[i] == node() ? 1 : 0;
-    sent += from_me;
-    readers += from_me > 0 ? 1 : 0;
-  }
+  const auto [sent, readers] = sends_of(a.where);
   EXPECT_EQ(phases, 1u + 2u * iterations);
   EXPECT_EQ(pushes, phases * sent);
   EXPECT_EQ(messages, phases * readers);
   for (const char* counter : {"memory.faults.write_readonly", "memory.writes_recorded", "memory.write_scans"}) {
     EXPECT_EQ(after.get(counter) - before.get(counter), 0u) << counter;
   }
-  EXPECT_EQ(wrong_among(x, kept_here(where), n), 0u);
-  xsm::free(x);
+  EXPECT_EQ(wrong_among(a.x, kept_here(a.where), a.n), 0u);
+  xsm::free(a.x);
 }
 
 // The loop synchronised by node-update's own phase end alone, no barrier: each node computes
@@ -135,11 +147,10 @@ TEST(NodeUpdate, EveryPhasePushesAtEveryBarrierAndNeverFaultsOnHomeStores) {
 // date. Results equal the sequential reference; one push a reader a phase.
 TEST(NodeUpdate, EndPhaseAloneKeepsTheLoopExact) {
   xsm::node_update upd(sizeof(double), xsm::node_update::push_policy::every_phase);
-  const std::size_t n = update_test::elements_for(nodes());
-  double* x = xsm::alloc<double>(n, upd, {.homes = memory::home_policy::partition()});
-  const layout where(x, n);
-  update_test::write_initial(x, where);
-  upd.declare_reads(reads_of(where));
+  const declared_array a(upd);
+  double* const x = a.x;
+  const std::size_t n = a.n;
+  const layout& where = a.where;
   std::vector<double> y(n);
   for (int it = 0; it < iterations; ++it) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -152,14 +163,8 @@ TEST(NodeUpdate, EndPhaseAloneKeepsTheLoopExact) {
   }
   const std::uint64_t phases = upd.phases.value(), messages = upd.push_messages.value();
   tsm::barrier();
-  std::uint64_t readers = 0;
-  for (int c = 0; c < nodes(); ++c) {
-    bool reads_mine = false;
-    for (const std::size_t i : where.elements_read(c)) reads_mine = reads_mine || where.home[i] == node();
-    readers += reads_mine ? 1 : 0;
-  }
   EXPECT_EQ(phases, 1u + iterations);  // declare_reads and the loop's (read before the barrier)
-  EXPECT_EQ(messages, phases * readers);
+  EXPECT_EQ(messages, phases * sends_of(where).readers);
   EXPECT_EQ(wrong_among(x, kept_here(where), n), 0u);
   xsm::free(x);
 }
