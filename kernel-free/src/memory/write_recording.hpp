@@ -3,9 +3,9 @@
 // ranges of a segment are registered with a second userfaultfd in asynchronous
 // write-protect mode: the kernel lets a store to a write-protected page through and clears
 // the page's write-protect bit, and one PAGEMAP_SCAN lists the pages written since and
-// protects them again. Measured on the development VM (2 vCPU AMD EPYC, kernel 6.18): a
-// store to a protected page costs about 1.3 us this way, against about 7 us for a SIGBUS
-// fault whose handler lifts the protection plus the protection put back at the phase end.
+// protects them again. Measured on the development VM (2 vCPU AMD EPYC, kernel 6.18) by the
+// write_recording benchmark, per block stored to in a phase, take_written included: 2.0 us
+// this way, against 10.2 us when each store faults to a handler that raises the tag.
 #pragma once
 #include <cstddef>
 
