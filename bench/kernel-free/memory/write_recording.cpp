@@ -16,6 +16,7 @@
 #include <squall/squall.hpp>
 
 #include "common/report.hpp"
+#include "test_protocols.hpp"  // raise_only, the memory tests' protocol
 
 namespace {
 
@@ -27,11 +28,6 @@ using squall::memory::tag;
 constexpr std::size_t page = 4096;
 constexpr std::size_t blocks = 1024;  // stores per phase
 constexpr int phases = 21;
-
-struct raise_only : squall::memory::protocol {
-  void read_fault(segment s, block_index b) override { s.set_tag(b, tag::read_only); }
-  void write_fault(segment s, block_index b) override { s.set_tag(b, tag::read_write); }
-};
 
 void store_to_each(segment s, std::uint8_t value) {
   for (block_index b = 0; b < blocks; ++b) *reinterpret_cast<volatile std::uint8_t*>(s.address_of(b)) = value;
@@ -53,7 +49,7 @@ double phase_us(segment s, std::vector<block_index>& written, std::uint8_t value
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const bool json = squall::bench::has_flag(argc, argv, "--json");
-  raise_only proto;
+  squall::memory::testing::raise_only proto;
   const block_range all[1] = {{0, blocks}};
   const squall::memory::segment_options plain{.block_size = page, .handler = &proto, .initial = tag::read_write};
   squall::memory::segment_options with_recording = plain;
