@@ -61,7 +61,8 @@ accepting::~accepting() {
   for (const pending& p : pending_) refuse_connection(p.fd, "the job's connections are all made");
 }
 
-void accepting::take_new_connections() {
+int accepting::take_new_connections() {
+  int connected = 0;
   for (int fd; (fd = accept_connection(l_)) >= 0;) {
     configure_connection(fd);
     pending p{fd, now_ns() + handshake_ns, acceptor_side(me_, secret_)};
@@ -71,10 +72,16 @@ void accepting::take_new_connections() {
     }
     pending_.push_back(std::move(p));
     if (pending_.size() > max_pending) {
-      refuse_connection(pending_.front().fd, "too many connections in handshake at once (dropped the oldest)");
+      // A stranger reconnecting in a loop can fill the set within this one loop. The oldest
+      // may be a peer whose response has arrived but not yet been read: read it first, and
+      // drop the oldest only if it has still said nothing.
+      const int done = advance(pending_.front());
+      if (done < 0) refuse_connection(pending_.front().fd, "too many connections in handshake at once (dropped the oldest)");
+      connected += std::max(done, 0);
       pending_.pop_front();
     }
   }
+  return connected;
 }
 
 int accepting::advance(pending& p) {
@@ -132,7 +139,7 @@ int accepting::step(std::int64_t deadline_ns) {
     connected += done;
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
   }
-  if (set[0].revents != 0) take_new_connections();
+  if (set[0].revents != 0) connected += take_new_connections();
   return connected;
 }
 

@@ -38,7 +38,9 @@ class accepting {
     std::array<std::byte, response_size> got{};
     std::size_t have = 0;
   };
-  void take_new_connections();
+  // Accepts what is waiting and sends each its challenge; returns how many expected peers it
+  // connected (a full set of handshakes first advances its oldest, see the .cpp).
+  int take_new_connections();
   // Reads what arrived on p: -1 to keep waiting, else the connection is done with (refused,
   // or an expected peer: returns 1 then, 0 otherwise).
   int advance(pending& p);
