@@ -28,6 +28,8 @@ struct hold_state {
 };
 hold_state held;
 
+std::size_t fetches = 0;  // tsm::fetch requests not granted yet (under the node lock)
+
 std::int64_t hold_ns() {
   static const auto ns = static_cast<std::int64_t>(env_number("SQUALL_TSM_HOLD_US", 50, 0, 1'000'000, "microseconds") * 1000);
   return ns;
@@ -66,7 +68,12 @@ void stache::release_hold() {
 
 stache::stache() = default;
 
-void stache::attach(block_index first, block_index end, std::size_t) { dir_ = home_directory(first, end, squall::nodes()); }
+void stache::attach(block_index first, block_index end, std::size_t) {
+  const auto n = static_cast<std::size_t>(squall::nodes());
+  dir_ = home_directory(first, end, squall::nodes(), n * (fetch_window + 1));
+  first_ = first;
+  fetching_.assign(end - first, 0);
+}
 
 std::size_t stache::state_bytes_per_block() { return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag); }
 
@@ -79,7 +86,8 @@ counts stache::local_counts() const {
           .writebacks = writebacks_.value(),
           .invalidations_sent = invalidations_sent_.value(),
           .requests_served = requests_served_.value(),
-          .requests_deferred = requests_deferred_.value()};
+          .requests_deferred = requests_deferred_.value(),
+          .fetched = fetched_.value()};
 }
 
 // --- home side ---
@@ -180,6 +188,11 @@ void stache::on_grant(segment s, block_index b, int, block_part bytes, bool writ
 }
 
 void stache::granted(segment s, block_index b) {
+  if (fetching_[b - first_] != 0) {  // asked for by tsm::fetch: nobody faulted on it
+    fetching_[b - first_] = 0;
+    --fetches;
+    return;
+  }
   answered_ = true;
   release_hold();  // (an earlier one, if its deferred call has not run yet)
   if (hold_ns() > 0) {
@@ -190,6 +203,17 @@ void stache::granted(segment s, block_index b) {
     ++held.generation;
   }
 }
+
+bool stache::fetch_ahead(segment s, block_index b) {
+  if (s.tag_of(b) != tag::invalid || fetching_[b - first_] != 0) return false;
+  fetching_[b - first_] = 1;
+  ++fetches;
+  fetched_.add();
+  tsm::send<&stache::on_request>(s.home(b), s, b, false);
+  return true;
+}
+
+std::size_t stache::fetches_in_flight() { return fetches; }
 
 void stache::acquire(segment s, block_index b, bool write) {
   // A new fault: the access the last grant was for has run (or is this one), so the block

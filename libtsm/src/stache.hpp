@@ -8,6 +8,7 @@
 // may run inside a fault handler on the SIGBUS path, where nothing may allocate.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include <squall/tsm.hpp>
 #include <squall/tsm/directory.hpp>
@@ -36,6 +37,15 @@ class stache final : public tsm::protocol {
 
   counts local_counts() const;
 
+  // tsm::fetch, under the node lock: asks the home for a read copy of b unless this node can
+  // read it already (true if it asked). The grant counts down fetches_in_flight() instead of
+  // answering a fault, and starts no hold.
+  bool fetch_ahead(segment s, block_index b);
+  static std::size_t fetches_in_flight();
+  // The most requests tsm::fetch keeps in flight. With a fault's one, the most of one node's
+  // requests that can wait at a home at once: the homes' queues are sized for it up front.
+  static constexpr std::size_t fetch_window = 16;
+
   // The hold (PROTOCOL.md): an invalidation of the block this node was granted last waits
   // until the access that faulted has had time to run. Ends at this node's next fault, or
   // after SQUALL_TSM_HOLD_US. Program side (fault handlers) and handlers alike.
@@ -56,6 +66,8 @@ class stache final : public tsm::protocol {
 
   home_directory dir_;  // for the blocks homed here
   bool answered_ = false;  // this node's request in flight was granted
+  block_index first_ = 0;
+  std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
 
   protocol_counter read_misses_{"tsm.read_misses"};
   protocol_counter write_misses_{"tsm.write_misses"};
@@ -66,6 +78,7 @@ class stache final : public tsm::protocol {
   protocol_counter invalidations_sent_{"tsm.invalidations_sent"};
   protocol_counter requests_served_{"tsm.requests_served"};
   protocol_counter requests_deferred_{"tsm.requests_deferred"};
+  protocol_counter fetched_{"tsm.fetched"};
 };
 
 }  // namespace squall::tsm::detail

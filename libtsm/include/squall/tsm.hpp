@@ -30,6 +30,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <type_traits>
 
@@ -96,6 +97,7 @@ struct counts {
   std::uint64_t invalidations_sent = 0;      // by this node as home
   std::uint64_t requests_served = 0;         // by this node as home
   std::uint64_t requests_deferred = 0;       // arrived while their block was busy
+  std::uint64_t fetched = 0;                 // read copies asked for by tsm::fetch
 };
 counts counts_of(const void* p);
 
@@ -117,6 +119,18 @@ class lock_array {
   std::size_t count_;
   std::uint32_t id_;
 };
+
+// Fetching ahead: asks at once for a read copy of every block of the ranges that this node
+// cannot read (blocks run by a protocol other than stache are left alone) and returns when
+// all have arrived, so that the reads that follow do not fault one block and one round trip
+// at a time. A hint, not a lock: another node's write may take a copy away again before it
+// is read (the read then faults as usual). Not collective. usage_error for a range outside
+// TSM memory. Counted as counts::fetched, not as misses.
+struct byte_range {
+  const void* address;
+  std::size_t bytes;
+};
+void fetch(std::span<const byte_range> ranges);
 
 // Collective: returns when every node has called it.
 void barrier();
