@@ -27,8 +27,7 @@ void SharedPositions::publish(std::span<const Vec3> own) {
   std::copy(own.begin(), own.end(), data_ + first_);
   tsm::barrier();
   if (!fetching_) return;
-  const auto* bytes = reinterpret_cast<const volatile char*>(data_);
-  for (const std::size_t b : remote_blocks_) (void)bytes[b * block_size_];
+  tsm::fetch(remote_ranges_);
   tsm::barrier();
 }
 
@@ -49,6 +48,15 @@ void SharedPositions::fetch_ahead(std::span<const Pair> pairs) {
   }
   std::sort(remote_blocks_.begin(), remote_blocks_.end());
   remote_blocks_.erase(std::unique(remote_blocks_.begin(), remote_blocks_.end()), remote_blocks_.end());
+  // Runs of consecutive blocks, one range each.
+  remote_ranges_.clear();
+  const auto* base = reinterpret_cast<const std::byte*>(data_);
+  for (std::size_t k = 0; k < remote_blocks_.size();) {
+    std::size_t end = k + 1;
+    while (end < remote_blocks_.size() && remote_blocks_[end] == remote_blocks_[end - 1] + 1) ++end;
+    remote_ranges_.push_back({base + remote_blocks_[k] * block_size_, (end - k) * block_size_});
+    k = end;
+  }
   fetching_ = true;
 }
 

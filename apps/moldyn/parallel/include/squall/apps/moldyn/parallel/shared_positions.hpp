@@ -4,15 +4,18 @@
 // by RCB, each block homed at the owner of its first molecule). publish() writes this node's
 // molecules and ends with a barrier; the list loop and the force loop read any molecule.
 //
-// fetch_ahead(pairs): from then on publish() also reads, after its barrier, one word of every
-// other node's block the pairs name, and ends with a second barrier. The misses are then
-// served while every node is inside publish(), polling; taken in the force loop instead, each
-// waits for a home that is computing to get a core (bench/tsm/README.md, tsm_busy_home). For
-// the same reason publish() then starts with a barrier: its writes invalidate the copies the
-// other nodes fetched, and each invalidation waits for its holder to answer.
+// fetch_ahead(pairs): from then on publish() also fetches, after its barrier, every other
+// node's block the pairs name (tsm::fetch: all requests at once, one round trip), and ends
+// with a second barrier. The requests are then served while every node is inside publish(),
+// polling; taken as misses in the force loop instead, each waits for a home that is computing
+// to get a core (bench/tsm/README.md, tsm_busy_home). For the same reason publish() then
+// starts with a barrier: its writes invalidate the copies the other nodes fetched, and each
+// invalidation waits for its holder to answer.
 #include <cstddef>
 #include <span>
 #include <vector>
+
+#include <squall/tsm.hpp>
 
 #include "squall/apps/moldyn/parallel/decomposition.hpp"
 
@@ -34,6 +37,7 @@ class SharedPositions {
   std::size_t size_, first_, end_, block_size_;
   bool fetching_ = false;
   std::vector<std::size_t> remote_blocks_;  // fetch_ahead's, ascending
+  std::vector<tsm::byte_range> remote_ranges_;  // the same as runs of consecutive blocks
 };
 
 // Reads --block-size (default 4096).
