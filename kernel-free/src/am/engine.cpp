@@ -50,7 +50,6 @@ const handler_entry& reply_handler = *register_runtime_handler<&on_reply>("squal
 
 engine::engine(transport& t, int me, int nodes)
     : t_(t),
-      me_(me),
       nodes_(nodes),
       max_packet_(t.max_packet()),
       max_payload_(t.max_packet() - sizeof(record_header) - detail::max_args_bytes),

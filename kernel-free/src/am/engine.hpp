@@ -222,7 +222,7 @@ class engine {
   std::vector<shm::shm_transport*> lane_to_;
   std::vector<int> mail_peers_;
   bool mail_is_transport_ = false;
-  int me_, nodes_;
+  int nodes_;
   std::size_t max_packet_, max_payload_, backlog_limit_;
   std::atomic<unsigned> aggregation_{1};
   std::vector<outgoing> out_;

@@ -99,7 +99,7 @@ void setup_transports(node_runtime& nd) {
       [self] { self->shm->ring_doorbell(self->me); },
       [self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
       &nd.control().awake};
-  nd.tcp = std::make_unique<tcp::tcp_transport>(nd.me, std::move(fds), nd.shm->max_packet(), std::move(l),
+  nd.tcp = std::make_unique<tcp::tcp_transport>(std::move(fds), nd.shm->max_packet(), std::move(l),
                                                 std::move(hooks));
   nd.routed = std::make_unique<routed_transport>(*nd.shm, *nd.tcp, std::move(far));
   nd.transport = nd.routed.get();

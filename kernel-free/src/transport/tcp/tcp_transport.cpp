@@ -60,8 +60,8 @@ struct tcp_transport::connection {
   std::size_t unsent() const { return pending.size() - pending_from; }
 };
 
-tcp_transport::tcp_transport(int me, std::vector<int> fds, std::size_t max_packet, listener l, hooks h)
-    : me_(me), max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)) {
+tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, listener l, hooks h)
+    : max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || stop_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", std::strerror(errno));

@@ -32,7 +32,7 @@ class tcp_transport final : public transport {
   };
   // fds: a connected socket per TCP peer, -1 for the others (connect_mesh). The listener
   // stays open to refuse (and count) late connections.
-  tcp_transport(int me, std::vector<int> fds, std::size_t max_packet, listener l, hooks h);
+  tcp_transport(std::vector<int> fds, std::size_t max_packet, listener l, hooks h);
   ~tcp_transport() override;
 
   bool try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) override;
@@ -73,7 +73,6 @@ class tcp_transport final : public transport {
                     std::span<const std::byte> body, std::size_t body_size, const body_writer* write);
   void peer_failed(connection& c, const std::string& why);
 
-  int me_;
   std::size_t max_packet_;
   listener listener_;
   hooks hooks_;
