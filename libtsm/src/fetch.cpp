@@ -44,7 +44,10 @@ void ask(void* state) {
   while (f.run < f.runs.size() && window_open()) {
     const block_run& r = f.runs[f.run];
     if (f.next < r.end) {
-      if (auto* st = dynamic_cast<detail::stache*>(&r.binding->use(f.next))) st->fetch_ahead(r.s, f.next);
+      if (auto* st = dynamic_cast<detail::stache*>(&r.binding->protocol_for(f.next))) {
+        r.binding->use(f.next);  // its range can no longer be rebound, as after a fault
+        st->fetch_ahead(r.s, f.next);
+      }
       ++f.next;
     } else if (++f.run < f.runs.size()) {
       f.next = f.runs[f.run].first;

@@ -123,9 +123,10 @@ class lock_array {
 // Fetching ahead: asks at once for a read copy of every block of the ranges that this node
 // cannot read (blocks run by a protocol other than stache are left alone) and returns when
 // all have arrived, so that the reads that follow do not fault one block and one round trip
-// at a time. A hint, not a lock: another node's write may take a copy away again before it
-// is read (the read then faults as usual). Not collective. usage_error for a range outside
-// TSM memory. Counted as counts::fetched, not as misses.
+// at a time (up to 16 requests are in flight). A hint, not a lock: another node's write may
+// take a copy away again before it is read (the read then faults as usual). Program code
+// only (it waits), not collective. usage_error for a range outside TSM memory. Counted as
+// counts::fetched, not as misses.
 struct byte_range {
   const void* address;
   std::size_t bytes;
