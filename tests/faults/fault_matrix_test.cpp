@@ -12,11 +12,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
-#include <regex>
 #include <string>
 #include <thread>
 #include <tuple>
 
+#include "patterns.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -41,9 +41,8 @@ std::string command_for(launcher l, int nodes, const std::string& mode, int vict
 }
 
 int pid_of(const std::string& output, int node) {
-  std::smatch m;
-  const std::regex line("node " + std::to_string(node) + " pid ([0-9]+) ready");
-  return std::regex_search(output, m, line) ? std::stoi(m[1]) : -1;
+  const auto m = squall::test::search(output, "node " + std::to_string(node) + " pid ([0-9]+) ready");
+  return m ? std::stoi(m->groups[1]) : -1;
 }
 
 // Whether process `pid` is gone (or a zombie) by `deadline`.

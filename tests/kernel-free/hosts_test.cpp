@@ -13,6 +13,7 @@
 // Needs root (to make namespaces); says so and skips otherwise.
 #include <gtest/gtest.h>
 
+#include "patterns.hpp"
 #include "run_command.hpp"
 #include "stats_json.hpp"
 
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -226,7 +226,6 @@ TEST_F(Hosts, GarbageOnAPortIsRefusedAndTheJobGoesOn) {
 // notices first and exits is itself lost to the last one, so that one may name it instead;
 // at least one host names a node of host 2.
 void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how) {
-  const std::regex lost_node("node ([0-9]+) (was lost|has not answered)");
   bool named_lost_host = false;
   for (int h = 0; h < hosts; ++h) {
     SCOPED_TRACE(std::string(how) + ", host " + std::to_string(h));
@@ -235,10 +234,9 @@ void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char
     if (h == lost_host) continue;
     EXPECT_LT(out[h].seconds, 10) << out[h].output;
     int reports = 0;
-    for (auto it = std::sregex_iterator(out[h].output.begin(), out[h].output.end(), lost_node);
-         it != std::sregex_iterator(); ++it) {
+    for (const auto& m : squall::test::search_all(out[h].output, "node ([0-9]+) (was lost|has not answered)")) {
       ++reports;
-      named_lost_host = named_lost_host || std::stoi((*it)[1]) / nodes_per_host == lost_host;
+      named_lost_host = named_lost_host || std::stoi(m.groups[1]) / nodes_per_host == lost_host;
     }
     EXPECT_EQ(reports, nodes_per_host) << out[h].output;
     EXPECT_EQ(count_of(out[h].output, "barriers done"), 0) << out[h].output;

@@ -6,6 +6,7 @@
 // wire-level misuse end with a message naming the cause.
 #include <gtest/gtest.h>
 
+#include "patterns.hpp"
 #include "run_command.hpp"
 
 #include <signal.h>
@@ -16,7 +17,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,11 +39,10 @@ std::string mpirun(int nodes) {
 
 // The pids that the show-pids scenario printed ("node K pid P up"), by node.
 std::vector<int> node_pids(const std::string& output, int nodes) {
-  const std::regex line("node ([0-9]+) pid ([0-9]+) up");
   std::vector<int> pids(static_cast<std::size_t>(nodes), 0);
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
-    const int node = std::stoi((*it)[1]);
-    if (node >= 0 && node < nodes) pids[static_cast<std::size_t>(node)] = std::stoi((*it)[2]);
+  for (const auto& m : squall::test::search_all(output, "node ([0-9]+) pid ([0-9]+) up")) {
+    const int node = std::stoi(m.groups[1]);
+    if (node >= 0 && node < nodes) pids[static_cast<std::size_t>(node)] = std::stoi(m.groups[2]);
   }
   return pids;
 }
@@ -183,13 +182,13 @@ TEST(Launcher, StatsReportAtFinalize) {
   const auto o = run("SQUALL_STATS=1 " + squallrun + " -n 3 " + scenarios + " stats");
   EXPECT_EQ(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "squall stats: 3 nodes on "), 1) << o.output;
-  EXPECT_TRUE(std::regex_search(o.output, std::regex("\nam +[a-z_]+ +[0-9]+ "))) << o.output;  // the layer
-  EXPECT_TRUE(std::regex_search(o.output, std::regex("\n(am)? +messages_received +[0-9]+ "))) << o.output;
-  EXPECT_TRUE(std::regex_search(o.output, std::regex("\n +messages_sent +[0-9]+ "))) << o.output;
+  EXPECT_TRUE(squall::test::search(o.output, "\nam +[a-z_]+ +[0-9]+ ")) << o.output;  // the layer
+  EXPECT_TRUE(squall::test::search(o.output, "\n(am)? +messages_received +[0-9]+ ")) << o.output;
+  EXPECT_TRUE(squall::test::search(o.output, "\n +messages_sent +[0-9]+ ")) << o.output;
   // Every node sent one hello to every node.
-  std::smatch hello;
-  ASSERT_TRUE(std::regex_search(o.output, hello, std::regex("\n  [^\n]*on_hello +9 +3 +3 +1.00 "))) << o.output;
-  const auto at = static_cast<std::size_t>(hello.position(0));
+  const auto hello = squall::test::search(o.output, "\n  [^\n]*on_hello +9 +3 +3 +1.00 ");
+  ASSERT_TRUE(hello) << o.output;
+  const std::size_t at = hello->position;
   EXPECT_LT(o.output.find("program's handlers"), at) << o.output;
   EXPECT_GT(o.output.find("runtime handlers"), at) << o.output;
   EXPECT_NE(o.output.find("not shown: "), std::string::npos) << o.output;  // zeros are hidden
@@ -262,7 +261,7 @@ TEST(Launcher, GnuOptionFormsAreEquivalent) {
 TEST(Launcher, VersionIsPrinted) {
   const auto o = run(squallrun + " --version");
   EXPECT_EQ(o.status, 0) << o.output;
-  EXPECT_TRUE(std::regex_match(o.output, std::regex("squallrun \\(Squall\\) [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << o.output;
+  EXPECT_TRUE(squall::test::match_whole(o.output, "squallrun \\(Squall\\) [0-9]+\\.[0-9]+\\.[0-9]+\n")) << o.output;
 }
 
 TEST(Launcher, HelpListsEveryOption) {

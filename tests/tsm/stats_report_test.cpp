@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "patterns.hpp"
 #include "run_command.hpp"
 #include "stats_json.hpp"
 
@@ -108,7 +109,7 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
   ASSERT_FALSE(j.text.empty()) << "node 0 did not write " << json << "\n" << o.output;
   EXPECT_EQ(j.nodes, nodes);
   EXPECT_EQ(j.hosts.size(), static_cast<std::size_t>(nodes));
-  EXPECT_TRUE(std::regex_match(j.date, std::regex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"))) << j.date;
+  EXPECT_TRUE(squall::test::match_whole(j.date, "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z")) << j.date;
 
   // The table: from its title to its "not shown" line.
   std::vector<std::string> table;
@@ -164,9 +165,8 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
       continue;
     }
     const row r = parse_row(table[at]);
-    std::smatch n;
-    if (std::regex_match(r.label, n, std::regex("([0-9]+) more"))) {
-      more[current] += std::stoull(n[1]);
+    if (const auto n = squall::test::match_whole(r.label, "([0-9]+) more")) {
+      more[current] += std::stoull(n->groups[1]);
       continue;
     }
     // The table leaves out the "{anonymous}::" of a name; "…" starts a name cut short.
@@ -221,7 +221,7 @@ TEST_F(StatsReport, EightNodesTableFitsAScreenAndAddsUpToTheJson) {
     EXPECT_LE(columns(line), 100u) << line;
     if (line.starts_with("counter")) titled = line.ends_with("   node 7");
     if (line.find("on_stats_note") != std::string::npos) {
-      EXPECT_TRUE(std::regex_search(line, std::regex(" 40( +0){7}$"))) << line;
+      EXPECT_TRUE(squall::test::search(line, " 40( +0){7}$")) << line;
     }
   }
   EXPECT_TRUE(titled) << o.output.substr(per_node);
