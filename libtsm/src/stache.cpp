@@ -75,7 +75,9 @@ void stache::attach(block_index first, block_index end, std::size_t) {
   fetching_.assign(end - first, 0);
 }
 
-std::size_t stache::state_bytes_per_block() { return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag); }
+std::size_t stache::state_bytes_per_block() {
+  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + sizeof(char);  // + the fetch flag
+}
 
 counts stache::local_counts() const {
   return {.read_misses = read_misses_.value(),
