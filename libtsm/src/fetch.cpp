@@ -24,23 +24,16 @@ struct block_run {
 // Where a fetch has got to: the next block to ask for.
 struct fetch_state {
   const std::vector<block_run>& runs;
-  std::size_t run = 0;
-  block_index next = 0;
-  bool started = false;
+  std::size_t run;
+  block_index next;
 };
 
 bool window_open() { return detail::stache::fetches_in_flight() < detail::stache::fetch_window; }
 
 // Under the node lock: requests for the next blocks that stache runs and this node cannot
-// read, until the window is full. The first call ends the hold of the last fault (the
-// program has moved on, as at a barrier).
+// read, until the window is full.
 void ask(void* state) {
   auto& f = *static_cast<fetch_state*>(state);
-  if (!f.started) {
-    detail::stache::release_hold();
-    f.started = true;
-    f.next = f.runs[0].first;
-  }
   while (f.run < f.runs.size() && window_open()) {
     const block_run& r = f.runs[f.run];
     if (f.next < r.end) {
@@ -71,7 +64,8 @@ void fetch(std::span<const byte_range> ranges) {
     runs.push_back({s, &binding, s.block_of(first), s.block_of(first + r.bytes - 1) + 1});
   }
   if (runs.empty()) return;
-  fetch_state f{runs};
+  detail::stache::let_go();  // the program has moved on from its last fault, as at a barrier
+  fetch_state f{runs, 0, runs[0].first};
   for (;;) {
     am::run_locked(ask, &f);
     if (f.run == runs.size()) break;
