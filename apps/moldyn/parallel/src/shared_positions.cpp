@@ -38,23 +38,23 @@ void SharedPositions::fetch_ahead(std::span<const Pair> pairs) {
   const auto mine_only = [&](std::size_t b) {
     return b > mine_first && b < mine_last;  // the blocks at the ends may hold a neighbour's too
   };
-  remote_blocks_.clear();
+  std::vector<std::size_t> remote_blocks;
   for (const Pair& p : pairs) {
     for (const std::uint32_t m : {p.i, p.j}) {
       if (m >= first_ && m < end_) continue;
       const std::size_t b = m * sizeof(Vec3) / block_size_;
-      if (!mine_only(b)) remote_blocks_.push_back(b);
+      if (!mine_only(b)) remote_blocks.push_back(b);
     }
   }
-  std::sort(remote_blocks_.begin(), remote_blocks_.end());
-  remote_blocks_.erase(std::unique(remote_blocks_.begin(), remote_blocks_.end()), remote_blocks_.end());
+  std::sort(remote_blocks.begin(), remote_blocks.end());
+  remote_blocks.erase(std::unique(remote_blocks.begin(), remote_blocks.end()), remote_blocks.end());
   // Runs of consecutive blocks, one range each.
   remote_ranges_.clear();
   const auto* base = reinterpret_cast<const std::byte*>(data_);
-  for (std::size_t k = 0; k < remote_blocks_.size();) {
+  for (std::size_t k = 0; k < remote_blocks.size();) {
     std::size_t end = k + 1;
-    while (end < remote_blocks_.size() && remote_blocks_[end] == remote_blocks_[end - 1] + 1) ++end;
-    remote_ranges_.push_back({base + remote_blocks_[k] * block_size_, (end - k) * block_size_});
+    while (end < remote_blocks.size() && remote_blocks[end] == remote_blocks[end - 1] + 1) ++end;
+    remote_ranges_.push_back({base + remote_blocks[k] * block_size_, (end - k) * block_size_});
     k = end;
   }
   fetching_ = true;

@@ -36,8 +36,7 @@ class SharedPositions {
   Vec3* data_;
   std::size_t size_, first_, end_, block_size_;
   bool fetching_ = false;
-  std::vector<std::size_t> remote_blocks_;  // fetch_ahead's, ascending
-  std::vector<tsm::byte_range> remote_ranges_;  // the same as runs of consecutive blocks
+  std::vector<tsm::byte_range> remote_ranges_;  // fetch_ahead's blocks, as runs of consecutive blocks
 };
 
 // Reads --block-size (default 4096).
