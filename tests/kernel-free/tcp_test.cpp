@@ -102,6 +102,32 @@ TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) {
   std::remove(json.c_str());
 }
 
+// More silent strangers than handshakes may be under way at once (64): the set stays full,
+// the later strangers wait in the kernel's backlog, and the oldest are dropped a few at a time
+// once they have had their chance to answer. Node 1, behind all of them, still gets in.
+TEST(Tcp, MoreSilentStrangersThanHandshakeSlots) {
+  const std::string json = json_path("crowd");
+  squall::test::background job("SQUALL_TCP_TIMEOUT=10 " + tcp_job(2) + "--stats=json:" + json + " " + scenarios +
+                               " late-init 1");
+  std::vector<int> strangers;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (strangers.size() < 100 && std::chrono::steady_clock::now() < until) {
+    const int fd = connect_local(base_port());
+    if (fd >= 0) {
+      strangers.push_back(fd);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  const auto o = job.finish(60);
+  for (int fd : strangers) ::close(fd);
+  ASSERT_EQ(strangers.size(), 100u) << o.output;
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
+  EXPECT_EQ(counter_total(json, "tcp.connections_refused"), 100u) << o.output;
+  std::remove(json.c_str());
+}
+
 // A stranger in a reconnect loop sending garbage, through set-up and the run: every
 // connection is refused and counted, but only the first few are named in the log.
 TEST(Tcp, GarbageInAReconnectLoopKeepsTheLogShort) {

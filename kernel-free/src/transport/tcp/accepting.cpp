@@ -20,6 +20,10 @@ namespace {
 
 constexpr std::int64_t handshake_ns = 2'000'000'000;  // a connection not answered by then is dropped
 constexpr std::size_t max_pending = 64;               // handshakes under way at once
+// A full set drops its oldest handshake to make room only once that one has had this long to
+// answer; until then new connections wait in the kernel's backlog. (Dropping at once lost real
+// peers to a stranger reconnecting in a loop: their responses were a few microseconds away.)
+constexpr std::int64_t answer_grace_ns = 250'000'000;
 constexpr std::int64_t poll_ns = 100'000'000;         // the caller checks its deadline this often
 
 bool send_now(int fd, std::span<const std::byte> bytes) {  // a fresh socket's buffer takes it whole
@@ -61,25 +65,31 @@ accepting::~accepting() {
   for (const pending& p : pending_) refuse_connection(p.fd, "the job's connections are all made");
 }
 
+bool accepting::has_room(std::int64_t now) const {
+  return pending_.size() < max_pending || now >= pending_.front().started + answer_grace_ns;
+}
+
 int accepting::take_new_connections() {
   int connected = 0;
-  for (int fd; (fd = accept_connection(l_)) >= 0;) {
+  for (;;) {
+    if (pending_.size() >= max_pending) {
+      if (!has_room(now_ns())) break;  // the rest waits in the kernel's backlog
+      pending& oldest = pending_.front();
+      const int done = advance(oldest);
+      if (done < 0) refuse_connection(oldest.fd, "too many connections in handshake at once (dropped the oldest)");
+      connected += std::max(done, 0);
+      pending_.pop_front();
+    }
+    const int fd = accept_connection(l_);
+    if (fd < 0) break;
     configure_connection(fd);
-    pending p{fd, now_ns() + handshake_ns, acceptor_side(me_, secret_)};
+    const std::int64_t now = now_ns();
+    pending p{fd, now, now + handshake_ns, acceptor_side(me_, secret_)};
     if (!send_now(fd, p.side.challenge())) {
       refuse_connection(fd, std::string("sending the challenge: ") + std::strerror(errno));
       continue;
     }
     pending_.push_back(std::move(p));
-    if (pending_.size() > max_pending) {
-      // A stranger reconnecting in a loop can fill the set within this one loop. The oldest
-      // may be a peer whose response has arrived but not yet been read: read it first, and
-      // drop the oldest only if it has still said nothing.
-      const int done = advance(pending_.front());
-      if (done < 0) refuse_connection(pending_.front().fd, "too many connections in handshake at once (dropped the oldest)");
-      connected += std::max(done, 0);
-      pending_.pop_front();
-    }
   }
   return connected;
 }
@@ -115,8 +125,14 @@ int accepting::advance(pending& p) {
 int accepting::step(std::int64_t deadline_ns) {
   std::vector<pollfd> set;
   set.reserve(pending_.size() + 1);
-  set.push_back({l_.fd(), POLLIN, 0});
-  std::int64_t wake = std::min(deadline_ns, now_ns() + poll_ns);
+  const std::int64_t start = now_ns();
+  std::int64_t wake = std::min(deadline_ns, start + poll_ns);
+  if (has_room(start)) {
+    set.push_back({l_.fd(), POLLIN, 0});
+  } else {  // a full set: listen again once its oldest may be dropped
+    set.push_back({-1, 0, 0});
+    wake = std::min(wake, pending_.front().started + answer_grace_ns);
+  }
   for (const pending& p : pending_) {
     set.push_back({p.fd, POLLIN, 0});
     wake = std::min(wake, p.deadline);
@@ -139,7 +155,7 @@ int accepting::step(std::int64_t deadline_ns) {
     connected += done;
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
   }
-  if (set[0].revents != 0) connected += take_new_connections();
+  connected += take_new_connections();  // also when handshakes just ended made room
   return connected;
 }
 

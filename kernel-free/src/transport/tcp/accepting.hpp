@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The accepting half of connect_mesh: the handshakes of every incoming connection run at
 // once, each with its own deadline, so that strangers that connect and say nothing cannot
-// hold up the job's set-up. At most a bounded number are under way; beyond, the oldest is
-// dropped. Every connection that fails is refused (refusals.hpp).
+// hold up the job's set-up. At most a bounded number are under way; beyond, new connections
+// wait in the kernel's backlog until the oldest has had time to answer and is dropped. Every
+// connection that fails is refused (refusals.hpp).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -33,13 +34,15 @@ class accepting {
  private:
   struct pending {
     int fd;
-    std::int64_t deadline;
+    std::int64_t started, deadline;
     acceptor_side side;
     std::array<std::byte, response_size> got{};
     std::size_t have = 0;
   };
+  // Whether a new connection may be taken now (a full set makes room only after a grace).
+  bool has_room(std::int64_t now) const;
   // Accepts what is waiting and sends each its challenge; returns how many expected peers it
-  // connected (a full set of handshakes first advances its oldest, see the .cpp).
+  // connected (making room in a full set advances its oldest before dropping it).
   int take_new_connections();
   // Reads what arrived on p: -1 to keep waiting, else the connection is done with (refused,
   // or an expected peer: returns 1 then, 0 otherwise).
