@@ -85,15 +85,15 @@ void bulk_reduction::run(std::span<const std::byte> local, std::size_t element_s
                          combine_fn combine) {
   auto& st = *state_;
   if (st.pieces.empty()) throw usage_error("bulk_reduction::reduce: no memory is bound to this protocol (xsm::alloc)");
-  const std::size_t range = (st.end - st.first) * st.block_size;
+  const std::size_t bound_bytes = (st.end - st.first) * st.block_size;
   if (st.block_size % element_size != 0) {
     throw usage_error("bulk_reduction::reduce: elements of " + std::to_string(element_size) +
                       " bytes do not divide the block size (" + std::to_string(st.block_size) +
                       "), so an element could straddle two pieces");
   }
-  if (local.size() > range) {
+  if (local.size() > bound_bytes) {
     throw usage_error("bulk_reduction::reduce: a contribution of " + std::to_string(local.size()) +
-                      " bytes is longer than the " + std::to_string(range) + " bytes bound to the protocol");
+                      " bytes is longer than the " + std::to_string(bound_bytes) + " bytes bound to the protocol");
   }
   reductions.add();
   st.copies.drop_copies();

@@ -16,7 +16,7 @@ namespace {
 
 using namespace squall;
 
-constexpr int rounds = 20;
+constexpr int ping_pong_rounds = 20;
 
 // One block homed on the last node (a third party when there are 3 or more nodes).
 std::uint64_t* alloc_on_last_node() {
@@ -56,7 +56,7 @@ void step(int who, F&& f) {
 TEST(Counts, FalseSharingPingPong) {
   if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
   one_block blk;
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r < ping_pong_rounds; ++r) {
     step(0, [&] { blk.words()[0] = r; });
     step(1, [&] { blk.words()[8] = r; });
   }
@@ -64,23 +64,23 @@ TEST(Counts, FalseSharingPingPong) {
   tsm::barrier();  // every node has its counts before the reads below add to them
   const int me = node(), home = nodes() - 1;
   if (me == 0 || me == 1) {
-    EXPECT_EQ(d.write_misses, static_cast<std::uint64_t>(rounds));
+    EXPECT_EQ(d.write_misses, static_cast<std::uint64_t>(ping_pong_rounds));
     EXPECT_EQ(d.read_misses, 0u);
     EXPECT_EQ(d.upgrades, 0u);
     EXPECT_EQ(d.retries, 0u);
     // Node 0 loses the block after each of its writes, node 1 after all but its last.
-    const std::uint64_t lost = me == 0 ? rounds : rounds - 1;
+    const std::uint64_t lost = me == 0 ? ping_pong_rounds : ping_pong_rounds - 1;
     EXPECT_EQ(d.invalidations_received, lost);
     EXPECT_EQ(d.writebacks, lost);
   }
   if (me == home) {
-    EXPECT_EQ(d.requests_served, 2u * rounds);
-    EXPECT_EQ(d.invalidations_sent, 2u * rounds - 1);
+    EXPECT_EQ(d.requests_served, 2u * ping_pong_rounds);
+    EXPECT_EQ(d.invalidations_sent, 2u * ping_pong_rounds - 1);
   }
   if (me >= 2) {
     EXPECT_EQ(d.write_misses + d.read_misses, 0u);
   }
-  EXPECT_EQ(blk.words()[0] + blk.words()[8], 2u * (rounds - 1));  // everyone reads the last values
+  EXPECT_EQ(blk.words()[0] + blk.words()[8], 2u * (ping_pong_rounds - 1));  // everyone reads the last values
 }
 
 // Node 0 produces, every other node consumes: the producer's first write is a write miss,
@@ -89,7 +89,7 @@ TEST(Counts, FalseSharingPingPong) {
 TEST(Counts, ProducerConsumer) {
   if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
   one_block blk;
-  for (int r = 1; r <= rounds; ++r) {
+  for (int r = 1; r <= ping_pong_rounds; ++r) {
     step(0, [&] { blk.words()[1] = r; });
     if (node() != 0) {
       EXPECT_EQ(blk.words()[1], static_cast<std::uint64_t>(r));
@@ -100,20 +100,20 @@ TEST(Counts, ProducerConsumer) {
   const int me = node(), n = nodes();
   if (me == 0) {
     EXPECT_EQ(d.write_misses, 1u);
-    EXPECT_EQ(d.upgrades, static_cast<std::uint64_t>(rounds - 1));
+    EXPECT_EQ(d.upgrades, static_cast<std::uint64_t>(ping_pong_rounds - 1));
     EXPECT_EQ(d.read_misses, 0u);
-    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(rounds));  // downgraded by the first reader
-    EXPECT_EQ(d.writebacks, static_cast<std::uint64_t>(rounds));
+    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(ping_pong_rounds));  // downgraded by the first reader
+    EXPECT_EQ(d.writebacks, static_cast<std::uint64_t>(ping_pong_rounds));
   } else {
-    EXPECT_EQ(d.read_misses, static_cast<std::uint64_t>(rounds));
+    EXPECT_EQ(d.read_misses, static_cast<std::uint64_t>(ping_pong_rounds));
     EXPECT_EQ(d.write_misses + d.upgrades, 0u);
-    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(rounds - 1));  // by each upgrade but the first write
+    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(ping_pong_rounds - 1));  // by each upgrade but the first write
   }
   if (me == n - 1) {
     // Per round: the producer's request and n-1 reads; invalidations: a downgrade of the
     // producer per round, and n-1 sharers dropped per upgrade.
-    EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(rounds) * n);
-    EXPECT_EQ(d.invalidations_sent, static_cast<std::uint64_t>(rounds) + static_cast<std::uint64_t>(rounds - 1) * (n - 1));
+    EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(ping_pong_rounds) * n);
+    EXPECT_EQ(d.invalidations_sent, static_cast<std::uint64_t>(ping_pong_rounds) + static_cast<std::uint64_t>(ping_pong_rounds - 1) * (n - 1));
   }
 }
 
@@ -121,7 +121,7 @@ TEST(Counts, ProducerConsumer) {
 TEST(Counts, ReadMostly) {
   one_block blk;
   std::uint64_t sum = 0;
-  for (int r = 0; r < rounds; ++r) sum += blk.words()[r];
+  for (int r = 0; r < ping_pong_rounds; ++r) sum += blk.words()[r];
   tsm::barrier();
   const tsm::counts d = blk.delta();
   EXPECT_EQ(sum, 0u);
@@ -142,7 +142,7 @@ void on_read_done(am::token&, std::uint64_t round) { reads_reported.store(round)
 // again, so the invalidation that node 1's store sends it is held back and must be
 // answered by the deferred call when the hold ends (else this never finishes). Node 1
 // stores once node 0 says it has read, while node 0 holds the block (until its next fault or
-// synchronisation): rounds are repeated, a bounded number of times, until an invalidation
+// synchronisation): ping_pong_rounds are repeated, a bounded number of times, until an invalidation
 // was held.
 TEST(Hold, AHeldInvalidationIsAnsweredWhileTheHolderSpins) {
   if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
@@ -167,7 +167,7 @@ TEST(Hold, AHeldInvalidationIsAnsweredWhileTheHolderSpins) {
     tsm::barrier();
     held = allreduce(stats::take().get("tsm.invalidations_held") - held_before);
   }
-  EXPECT_GT(held, 0u) << "no invalidation was held in " << round << " rounds";
+  EXPECT_GT(held, 0u) << "no invalidation was held in " << round << " ping_pong_rounds";
   tsm::barrier();
   tsm::free(flag);
 }

@@ -74,7 +74,7 @@ void retire_from_faults(segment_state& s) {
 
 std::uint64_t retirements_begun() { return retirements.load(std::memory_order_relaxed); }
 
-block_range serve_reported_fault(const void* address, bool write, int faulter,
+wake_range serve_reported_fault(const void* address, bool write, int faulter,
                                  std::uint64_t retirements_before_read) {
   faults_held_off no_free;  // re-entrant: serve_fault takes it again
   if (retirements.load(std::memory_order_relaxed) != retirements_before_read) {

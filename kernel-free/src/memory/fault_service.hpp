@@ -19,7 +19,7 @@ namespace squall::memory::detail {
 // wait_until predicate that touched one can cause this.
 void serve_fault(segment_state& s, block_index b, bool write, int faulter = 0);
 
-struct block_range {
+struct wake_range {
   std::byte* start = nullptr;
   std::size_t bytes = 0;
 };
@@ -34,7 +34,7 @@ struct block_range {
 //   (retire_from_faults), the report is a late one that no thread of a correct program
 //   waits on: nothing is served or woken.
 // The segment is looked up under the fault lock, so it cannot be freed meanwhile.
-block_range serve_reported_fault(const void* address, bool write, int faulter,
+wake_range serve_reported_fault(const void* address, bool write, int faulter,
                                  std::uint64_t retirements_before_read);
 
 // The first step of memory::free on this node, before it tells the other nodes: waits for

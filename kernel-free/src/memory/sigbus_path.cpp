@@ -14,7 +14,7 @@
 namespace squall::memory::detail {
 namespace {
 
-struct sigaction previous_action;
+struct sigaction previous_sigbus_action;
 
 // Whether the faulting instruction wrote: the page-fault error code the kernel saves in
 // the signal frame. Elsewhere every fault is taken as a read; a write then faults again
@@ -31,13 +31,13 @@ bool faulting_access_wrote(const void* context) {
 }
 
 void pass_to_previous(int sig, siginfo_t* info, void* context) {
-  if ((previous_action.sa_flags & SA_SIGINFO) != 0) {
-    previous_action.sa_sigaction(sig, info, context);
-  } else if (previous_action.sa_handler == SIG_DFL) {
+  if ((previous_sigbus_action.sa_flags & SA_SIGINFO) != 0) {
+    previous_sigbus_action.sa_sigaction(sig, info, context);
+  } else if (previous_sigbus_action.sa_handler == SIG_DFL) {
     signal(sig, SIG_DFL);  // die of the signal, as without Squall
     raise(sig);
-  } else if (previous_action.sa_handler != SIG_IGN) {
-    previous_action.sa_handler(sig);
+  } else if (previous_sigbus_action.sa_handler != SIG_IGN) {
+    previous_sigbus_action.sa_handler(sig);
   }
 }
 
@@ -65,7 +65,7 @@ void install_sigbus_handler() {
   // NODEFER: a handler that faults on shared memory reaches serve_fault, which reports it.
   action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
   sigemptyset(&action.sa_mask);
-  if (sigaction(SIGBUS, &action, &previous_action) != 0) {
+  if (sigaction(SIGBUS, &action, &previous_sigbus_action) != 0) {
     fatal("cannot install the SIGBUS handler for shared segments: %s", std::strerror(errno));
   }
 }

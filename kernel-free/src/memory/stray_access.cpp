@@ -15,7 +15,7 @@
 namespace squall::memory::detail {
 namespace {
 
-struct sigaction previous_action;
+struct sigaction previous_sigsegv_action;
 
 void die_of(int sig) {
   signal(sig, SIG_DFL);
@@ -35,12 +35,12 @@ void on_sigsegv(int sig, siginfo_t* info, void* context) {
     die_of(sig);
     return;
   }
-  if ((previous_action.sa_flags & SA_SIGINFO) != 0) {
-    previous_action.sa_sigaction(sig, info, context);
-  } else if (previous_action.sa_handler == SIG_DFL) {
+  if ((previous_sigsegv_action.sa_flags & SA_SIGINFO) != 0) {
+    previous_sigsegv_action.sa_sigaction(sig, info, context);
+  } else if (previous_sigsegv_action.sa_handler == SIG_DFL) {
     die_of(sig);
-  } else if (previous_action.sa_handler != SIG_IGN) {
-    previous_action.sa_handler(sig);
+  } else if (previous_sigsegv_action.sa_handler != SIG_IGN) {
+    previous_sigsegv_action.sa_handler(sig);
   }
 }
 
@@ -51,7 +51,7 @@ void install_stray_access_reporter() {
   action.sa_sigaction = on_sigsegv;
   action.sa_flags = SA_SIGINFO | SA_NODEFER;
   sigemptyset(&action.sa_mask);
-  if (sigaction(SIGSEGV, &action, &previous_action) != 0) {
+  if (sigaction(SIGSEGV, &action, &previous_sigsegv_action) != 0) {
     fatal("cannot install the SIGSEGV reporter for the segment range: %s", std::strerror(errno));
   }
 }

@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::size_t reports_per_read = 16;
 
-void wake(int uffd, block_range block) {
+void wake(int uffd, wake_range block) {
   uffdio_range r{reinterpret_cast<__u64>(block.start), block.bytes};
   if (::ioctl(uffd, UFFDIO_WAKE, &r) != 0) fatal("UFFDIO_WAKE failed: %s", std::strerror(errno));
 }
@@ -36,7 +36,7 @@ class woken_ranges {
     }
     return false;
   }
-  void add(block_range r) {
+  void add(wake_range r) {
     start_[n_] = reinterpret_cast<std::uintptr_t>(r.start);
     bytes_[n_] = r.bytes;
     ++n_;
@@ -58,7 +58,7 @@ void serve(int uffd, const uffd_msg& m, std::uint64_t retirements_before_read, w
   const auto flags = m.arg.pagefault.flags;
   const bool write = (flags & (UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP)) != 0;
   // ptid is 0 without UFFD_FEATURE_THREAD_ID (Linux 4.14+); then no check for the node lock.
-  const block_range block = serve_reported_fault(reinterpret_cast<const void*>(address), write,
+  const wake_range block = serve_reported_fault(reinterpret_cast<const void*>(address), write,
                                                  static_cast<int>(m.arg.pagefault.feat.ptid),
                                                  retirements_before_read);
   if (block.bytes == 0) {  // a late report: no one waits on it

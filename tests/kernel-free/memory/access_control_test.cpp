@@ -24,12 +24,12 @@
 namespace {
 
 using namespace squall;
+using memory::testing::page;
 using memory::tag;
 using memory::testing::counter_delta;
 using memory::testing::touch_read;
 using memory::testing::touch_write;
 
-constexpr std::size_t page = 4096;
 
 // Mappings (lines of /proc/self/maps) that overlap [base, base + bytes): the segment's own,
 // whatever else the process maps meanwhile (a sanitizer's shadow memory does).

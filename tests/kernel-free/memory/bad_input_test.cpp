@@ -16,9 +16,9 @@
 namespace {
 
 using namespace squall;
+using memory::testing::page;
 using memory::tag;
 
-constexpr std::size_t page = 4096;
 
 class runtime_environment : public ::testing::Environment {
  public:

@@ -19,11 +19,11 @@
 namespace {
 
 using namespace squall;
+using memory::testing::page;
 using memory::tag;
 using memory::testing::counter_delta;
 using toy_coherence::home_protocol;
 
-constexpr std::size_t page = 4096;
 
 class Coherence : public ::testing::Test {
  protected:

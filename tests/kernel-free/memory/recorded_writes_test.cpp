@@ -21,6 +21,7 @@
 namespace {
 
 using namespace squall;
+using memory::testing::page;
 using memory::block_index;
 using memory::block_range;
 using memory::tag;
@@ -28,7 +29,6 @@ using memory::testing::counter_delta;
 using memory::testing::touch_read;
 using memory::testing::touch_write;
 
-constexpr std::size_t page = 4096;
 
 bool kernel_at_least(int major, int minor) {
   utsname u{};

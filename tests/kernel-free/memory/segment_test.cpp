@@ -16,10 +16,10 @@
 namespace {
 
 using namespace squall;
+using memory::testing::page;
 using memory::home_policy;
 using memory::tag;
 
-constexpr std::size_t page = 4096;
 
 // Lines of /proc/self/maps naming a segment's memfd.
 int segment_mappings() {

@@ -21,10 +21,10 @@
 namespace {
 
 using namespace squall;
+using memory::testing::page;
 using memory::tag;
 using memory::testing::counter_delta;
 
-constexpr std::size_t page = 4096;
 
 class SharedIo : public ::testing::Test {
  protected:

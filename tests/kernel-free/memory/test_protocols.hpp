@@ -2,6 +2,7 @@
 // Protocols and helpers the memory tests share.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -9,6 +10,9 @@
 #include <squall/stats.hpp>
 
 namespace squall::memory::testing {
+
+// The page size the tests lay their segments out in.
+inline constexpr std::size_t page = 4096;
 
 // Resolves every fault by raising the tag just enough, and counts the calls.
 struct raise_only : protocol {
