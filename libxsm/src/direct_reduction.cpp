@@ -51,17 +51,8 @@ void direct_reduction_base::started(segment s) {
   }
 }
 
-// Collective. end_phase leaves the next round begun (its credits sent): it is ended empty
-// before the channel set goes, so no node can still be writing to it.
-void direct_reduction_base::close_channels() {
-  if (!channels_) return;
-  channels_->end_round();
-  channels_->wait_round();
-  channels_.reset();
-}
-
 void direct_reduction_base::detach() {
-  close_channels();
+  channels_.reset();  // end_phase leaves no round open: no node still writes to it
   pattern_.reset();
   accumulator_.clear();
   attached_ = false;
@@ -148,7 +139,7 @@ void direct_reduction_base::inspect(std::span<const std::int64_t> elements) {
 
   std::vector<std::size_t> capacity(static_cast<std::size_t>(n), 0);
   for (const peer_lists& q : pattern_->peers) capacity[static_cast<std::size_t>(q.node)] = q.recv.size() * element_size_;
-  close_channels();
+  channels_.reset();  // end_phase leaves no round open: no node still writes to it
   channels_ = std::make_unique<channel_set>(capacity);  // collective
 }
 
@@ -170,9 +161,9 @@ void direct_reduction_base::end_phase() {
     if (q.recv.empty()) continue;
     combine(a, q.recv.data(), channels_->received(q.node).data(), q.recv.size());
   }
-  // The credits for the next phase go out now, so no contributor's send waits for this node
-  // to reach its next end_phase.
-  channels_->begin_round();
+  // The next round's credits go out when this node next sends, not now (begin_round): a
+  // credit arriving while its contributor computes wakes that node's progress thread, and
+  // on a node without a spare core that took 12 ms of 57 from unstructured's 50 iterations.
   phases.add();
 }
 

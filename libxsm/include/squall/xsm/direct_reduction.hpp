@@ -88,7 +88,6 @@ class direct_reduction_base : public protocol {
 
  private:
   void check_inspect(std::span<const std::int64_t> elements) const;
-  void close_channels();
   std::byte* array() const;
 
   std::size_t element_size_;
