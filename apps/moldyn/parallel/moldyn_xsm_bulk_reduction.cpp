@@ -39,6 +39,7 @@ class BulkReductionBackend final : public ForceBackend {
   void publish(std::span<const Vec3> own) override { position_.publish(own); }
   void rebuild() override {
     std::size_t local = 0;
+    position_.fetch_all();  // the list loop reads every molecule
     pairs_ = node_pairs(d_, me_, position_.all(), local);
     position_.fetch_ahead(pairs_);
     local_total_ += local;

@@ -31,6 +31,12 @@ void SharedPositions::publish(std::span<const Vec3> own) {
   tsm::barrier();
 }
 
+void SharedPositions::fetch_all() {
+  const tsm::byte_range everything[] = {{data_, size_ * sizeof(Vec3)}};
+  tsm::fetch(everything);
+  tsm::barrier();
+}
+
 void SharedPositions::fetch_ahead(std::span<const Pair> pairs) {
   // A block holding only this node's molecules is written here and needs no fetch.
   const std::size_t mine_first = first_ * sizeof(Vec3) / block_size_;
