@@ -92,8 +92,10 @@ class channel_set {
 
   // Begins this node's next round now rather than at its first send: this node is done
   // reading the last round's data, so the peers writing to it get their credits at once and
-  // their first sends of the round need not wait for this node to reach it (a protocol that
-  // combines what it received calls it right after). received() is then closed.
+  // their first sends of the round need not wait for this node to reach it. received() is
+  // then closed. The credits then reach peers that may be computing, and wake their progress
+  // threads: where the nodes have no spare cores that costs more than it saves (a reduction
+  // exchanging every phase, 2 nodes on 2 cores: 12 ms more in 57).
   void begin_round();
 
   // Waits until every expected peer has ended this round; then the round's data is readable.
