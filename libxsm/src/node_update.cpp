@@ -45,6 +45,8 @@ void node_update::detach() {
   pattern_ = {};
   sent_blocks_.clear();
   stage_.clear();
+  send_runs_.clear();
+  recv_runs_.clear();
   attached_ = false;
   segment_ = {};
 }
@@ -53,9 +55,20 @@ block_index node_update::block_of_element(std::int64_t e) const {
   return first_ + static_cast<std::size_t>(e) * element_size_ / block_size_;
 }
 
-std::span<std::byte> node_update::element(std::int64_t e) const {
-  const std::size_t offset = static_cast<std::size_t>(e) * element_size_ % block_size_;
-  return segment_.protocol_view(block_of_element(e)).subspan(offset, element_size_);
+std::vector<node_update::run> node_update::runs_of(std::span<const std::int64_t> elements) const {
+  std::vector<run> runs;
+  std::int64_t previous = -2;
+  for (const std::int64_t e : elements) {
+    const block_index b = block_of_element(e);
+    const std::size_t offset = static_cast<std::size_t>(e) * element_size_ % block_size_;
+    if (e == previous + 1 && !runs.empty() && runs.back().block == b) {
+      runs.back().bytes += element_size_;
+    } else {
+      runs.push_back({b, offset, element_size_});
+    }
+    previous = e;
+  }
+  return runs;
 }
 
 // --- the program's side ---
@@ -123,9 +136,13 @@ void node_update::declare_reads(std::span<const std::int64_t> elements) {
 
   std::vector<std::size_t> capacity(static_cast<std::size_t>(n), 0);
   sent_blocks_.assign(static_cast<std::size_t>(n), {});
+  send_runs_.assign(static_cast<std::size_t>(n), {});
+  recv_runs_.assign(static_cast<std::size_t>(n), {});
   for (const peer_lists& q : pattern_.peers) {
     const auto to = static_cast<std::size_t>(q.node);
     capacity[to] = q.recv.size() * element_size_;
+    send_runs_[to] = runs_of(q.send);
+    recv_runs_[to] = runs_of(q.recv);
     for (const std::int64_t e : q.send) {
       const block_index b = block_of_element(e);
       if (sent_blocks_[to].empty() || sent_blocks_[to].back() != b) sent_blocks_[to].push_back(b);  // sorted
@@ -163,9 +180,9 @@ void node_update::end_phase(bool everything) {
         continue;
       }
       std::byte* out = stage_[to].data();
-      for (const std::int64_t e : q.send) {
-        std::memcpy(out, element(e).data(), element_size_);
-        out += element_size_;
+      for (const run& r : send_runs_[to]) {
+        std::memcpy(out, segment_.protocol_view(r.block).data() + r.offset, r.bytes);
+        out += r.bytes;
       }
       channel_->send_last(q.node, 0, std::span<const std::byte>(stage_[to].data(), stage_[to].size()));
       pushes.add(q.send.size());
@@ -181,9 +198,9 @@ void node_update::end_phase(bool everything) {
                           " bytes, not the " + std::to_string(q.recv.size()) + " elements declared");
       }
       const std::byte* from = in.data();
-      for (const std::int64_t e : q.recv) {
-        std::memcpy(element(e).data(), from, element_size_);
-        from += element_size_;
+      for (const run& r : recv_runs_[static_cast<std::size_t>(q.node)]) {
+        std::memcpy(segment_.protocol_view(r.block).data() + r.offset, from, r.bytes);
+        from += r.bytes;
       }
     }
   }

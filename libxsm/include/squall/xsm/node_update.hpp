@@ -101,8 +101,13 @@ class node_update final : public protocol {
 
  private:
   enum class copy : std::uint8_t { none, kept, fetched };  // this node's copy of another node's block
+  // Consecutive elements of one block, copied with one memcpy.
+  struct run {
+    block_index block;
+    std::size_t offset, bytes;  // in the block
+  };
+  std::vector<run> runs_of(std::span<const std::int64_t> elements) const;  // in message order
   void end_phase(bool everything);
-  std::span<std::byte> element(std::int64_t e) const;  // in the protocol view
   block_index block_of_element(std::int64_t e) const;
 
   std::size_t element_size_;
@@ -118,6 +123,7 @@ class node_update final : public protocol {
   comm_pattern pattern_;
   std::vector<std::vector<block_index>> sent_blocks_;  // per node: the blocks its elements come from
   std::vector<std::vector<std::byte>> stage_;          // per node: this phase's message
+  std::vector<std::vector<run>> send_runs_, recv_runs_;  // per node: the pattern's elements as runs
   std::unique_ptr<channel_set> channel_;
 };
 
