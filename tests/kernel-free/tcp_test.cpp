@@ -76,16 +76,15 @@ std::uint64_t counter_total(const std::string& json, const std::string& name) {
 }
 std::string json_path(const std::string& test) { return "/tmp/squall-tcp-" + test + "-" + std::to_string(::getpid()) + ".json"; }
 
-// Twenty strangers connect to node 0 as soon as it listens and say nothing. Node 1 comes a
-// second later (late-init 1): its handshake must not wait behind theirs (2 s each, once one
-// at a time: 40 s, past the 10 s connect timeout).
-TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) {
-  const std::string json = json_path("silent");
+// `count` strangers connect to node 0 as soon as it listens and say nothing; node 1 comes a
+// second later (late-init 1). The job must run, and every stranger be refused and counted.
+void job_behind_silent_strangers(std::size_t count, const std::string& name) {
+  const std::string json = json_path(name);
   squall::test::background job("SQUALL_TCP_TIMEOUT=10 " + tcp_job(2) + "--stats=json:" + json + " " + scenarios +
                                " late-init 1");
   std::vector<int> strangers;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (strangers.size() < 20 && std::chrono::steady_clock::now() < until) {
+  while (strangers.size() < count && std::chrono::steady_clock::now() < until) {
     const int fd = connect_local(base_port());
     if (fd >= 0) {
       strangers.push_back(fd);
@@ -95,38 +94,21 @@ TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) {
   }
   const auto o = job.finish(60);
   for (int fd : strangers) ::close(fd);
-  ASSERT_EQ(strangers.size(), 20u) << o.output;
+  ASSERT_EQ(strangers.size(), count) << o.output;
   EXPECT_EQ(o.status, 0) << o.output;
   EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
-  EXPECT_EQ(counter_total(json, "tcp.connections_refused"), 20u) << o.output;
+  EXPECT_EQ(counter_total(json, "tcp.connections_refused"), count) << o.output;
   std::remove(json.c_str());
 }
+
+// Node 1's handshake must not wait behind twenty silent strangers' (2 s each, once one at a
+// time: 40 s, past the 10 s connect timeout).
+TEST(Tcp, SilentStrangersDoNotHoldUpSetUp) { job_behind_silent_strangers(20, "silent"); }
 
 // More silent strangers than handshakes may be under way at once (64): the set stays full,
 // the later strangers wait in the kernel's backlog, and the oldest are dropped a few at a time
 // once they have had their chance to answer. Node 1, behind all of them, still gets in.
-TEST(Tcp, MoreSilentStrangersThanHandshakeSlots) {
-  const std::string json = json_path("crowd");
-  squall::test::background job("SQUALL_TCP_TIMEOUT=10 " + tcp_job(2) + "--stats=json:" + json + " " + scenarios +
-                               " late-init 1");
-  std::vector<int> strangers;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (strangers.size() < 100 && std::chrono::steady_clock::now() < until) {
-    const int fd = connect_local(base_port());
-    if (fd >= 0) {
-      strangers.push_back(fd);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  const auto o = job.finish(60);
-  for (int fd : strangers) ::close(fd);
-  ASSERT_EQ(strangers.size(), 100u) << o.output;
-  EXPECT_EQ(o.status, 0) << o.output;
-  EXPECT_EQ(count_of(o.output, "exchange done, call returned"), 2) << o.output;
-  EXPECT_EQ(counter_total(json, "tcp.connections_refused"), 100u) << o.output;
-  std::remove(json.c_str());
-}
+TEST(Tcp, MoreSilentStrangersThanHandshakeSlots) { job_behind_silent_strangers(100, "crowd"); }
 
 // A stranger in a reconnect loop sending garbage, through set-up and the run: every
 // connection is refused and counted, but only the first few are named in the log.
