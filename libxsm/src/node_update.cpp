@@ -39,6 +39,17 @@ void node_update::attach(block_index first, block_index end, std::size_t block_s
   fetched_.reserve(end - first);
 }
 
+void node_update::started(segment s) {
+  segment_ = s;
+  if (when_ != push_policy::every_phase) return;
+  // No writes are tracked: the home's blocks are writable from the start, mapped here rather
+  // than at a first store's fault each (50 faults took unstructured's first phase 0.9 ms).
+  const int me = squall::node();
+  for (block_index b = first_; b < end_; ++b) {
+    if (s.home(b) == me) detail::home_writes::write(s, b);
+  }
+}
+
 void node_update::detach() {
   channel_.reset();
   writes_.reset();

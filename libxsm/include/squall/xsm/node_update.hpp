@@ -65,7 +65,7 @@ class node_update final : public protocol {
   // A block must hold whole elements.
   std::string refuse_block_size(std::size_t block_size) const override;
   void attach(block_index first, block_index end, std::size_t block_size) override;
-  void started(segment s) override { segment_ = s; }
+  void started(segment s) override;
   void detach() override;
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;
