@@ -109,11 +109,19 @@ void direct_reduction_base::inspect(std::span<const std::int64_t> elements) {
   check_inspect(elements);
   const int n = squall::nodes(), me = squall::node();
   std::vector<std::int64_t> sorted(elements.begin(), elements.end());
-  std::sort(sorted.begin(), sorted.end());
+  if (!std::is_sorted(sorted.begin(), sorted.end())) std::sort(sorted.begin(), sorted.end());  // often sorted already
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   std::vector<std::vector<std::int64_t>> sending(static_cast<std::size_t>(n));
+  // The home is looked up once per block, not per element: the lookup is a checked call into
+  // the substrate, and 25,000 of them took unstructured's inspect 0.3 ms.
+  int owner = -1;
+  block_index owner_block = end_;
   for (const std::int64_t e : sorted) {
-    const int owner = owner_of(e);
+    const block_index b = first_ + static_cast<std::size_t>(e) * element_size_ / block_size_;
+    if (b != owner_block) {
+      owner = seg_.home(b);
+      owner_block = b;
+    }
     if (owner != me) sending[static_cast<std::size_t>(owner)].push_back(e);
   }
   // Contributions land at the owner on the element they are for: target = sending.
