@@ -38,7 +38,7 @@ void ask(void* state) {
     const block_run& r = f.runs[f.run];
     if (f.next < r.end) {
       if (auto* st = dynamic_cast<detail::stache*>(&r.binding->protocol_for(f.next))) {
-        r.binding->use(f.next);  // its range can no longer be rebound, as after a fault
+        r.binding->mark_used(f.next);
         st->fetch_ahead(r.s, f.next);
       }
       ++f.next;

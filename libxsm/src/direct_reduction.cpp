@@ -66,9 +66,11 @@ void direct_reduction_base::write_fault(segment s, block_index b) {
 
 std::byte* direct_reduction_base::array() const { return seg_.protocol_view(first_).data(); }
 
-int direct_reduction_base::owner_of(std::int64_t element) const {
-  return seg_.home(first_ + static_cast<std::size_t>(element) * element_size_ / block_size_);
+block_index direct_reduction_base::block_of(std::int64_t element) const {
+  return first_ + static_cast<std::size_t>(element) * element_size_ / block_size_;
 }
+
+int direct_reduction_base::owner_of(std::int64_t element) const { return seg_.home(block_of(element)); }
 
 const comm_pattern& direct_reduction_base::pattern() const {
   if (!pattern_) throw usage_error("xsm::direct_reduction::pattern: inspect() has not been called");
@@ -117,7 +119,7 @@ void direct_reduction_base::inspect(std::span<const std::int64_t> elements) {
   int owner = -1;
   block_index owner_block = end_;
   for (const std::int64_t e : sorted) {
-    const block_index b = first_ + static_cast<std::size_t>(e) * element_size_ / block_size_;
+    const block_index b = block_of(e);
     if (b != owner_block) {
       owner = seg_.home(b);
       owner_block = b;

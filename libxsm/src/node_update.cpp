@@ -54,7 +54,6 @@ void node_update::detach() {
   channel_.reset();
   writes_.reset();
   pattern_ = {};
-  sent_blocks_.clear();
   stage_.clear();
   send_runs_.clear();
   recv_runs_.clear();
@@ -146,7 +145,6 @@ void node_update::declare_reads(std::span<const std::int64_t> elements) {
   pattern_ = pattern_from_requests(std::move(wanted), std::move(landing));
 
   std::vector<std::size_t> capacity(static_cast<std::size_t>(n), 0);
-  sent_blocks_.assign(static_cast<std::size_t>(n), {});
   send_runs_.assign(static_cast<std::size_t>(n), {});
   recv_runs_.assign(static_cast<std::size_t>(n), {});
   for (const peer_lists& q : pattern_.peers) {
@@ -154,10 +152,6 @@ void node_update::declare_reads(std::span<const std::int64_t> elements) {
     capacity[to] = q.recv.size() * element_size_;
     send_runs_[to] = runs_of(q.send);
     recv_runs_[to] = runs_of(q.recv);
-    for (const std::int64_t e : q.send) {
-      const block_index b = block_of_element(e);
-      if (sent_blocks_[to].empty() || sent_blocks_[to].back() != b) sent_blocks_[to].push_back(b);  // sorted
-    }
     for (const std::int64_t e : q.recv) copies_[block_of_element(e) - first_] = copy::kept;
   }
   channel_ = std::make_unique<channel_set>(capacity);
@@ -183,9 +177,9 @@ void node_update::end_phase(bool everything) {
     for (const peer_lists& q : pattern_.peers) {
       if (q.send.empty()) continue;
       const auto to = static_cast<std::size_t>(q.node);
-      const auto& blocks = sent_blocks_[to];
+      const auto& runs = send_runs_[to];
       const bool changed =
-          send_all || std::any_of(blocks.begin(), blocks.end(), [&](block_index b) { return writes_->written(b); });
+          send_all || std::any_of(runs.begin(), runs.end(), [&](const run& r) { return writes_->written(r.block); });
       if (!changed) {
         channel_->end_round(q.node);
         continue;

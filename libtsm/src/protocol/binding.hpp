@@ -21,12 +21,8 @@ class binding final : public memory::protocol {
   void write_fault(segment s, block_index b) override;
 
   tsm::protocol& protocol_for(block_index b) const { return *at(b).p; }
-  // The same, counting as a use of the block's range (it can no longer be rebound).
-  tsm::protocol& use(block_index b) {
-    range& r = at(b);
-    r.used = true;
-    return *r.p;
-  }
+  // Counts as a use of the block's range, as a fault does: it can no longer be rebound.
+  void mark_used(block_index b) { at(b).used = true; }
   // Each protocol with the blocks it runs, once per range, in block order.
   struct range {
     block_index first, end;

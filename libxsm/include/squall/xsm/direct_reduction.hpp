@@ -88,6 +88,7 @@ class direct_reduction_base : public protocol {
 
  private:
   void check_inspect(std::span<const std::int64_t> elements) const;
+  block_index block_of(std::int64_t element) const;  // the block holding its first byte
   std::byte* array() const;
 
   std::size_t element_size_;

@@ -121,7 +121,6 @@ class node_update final : public protocol {
   std::vector<block_index> fetched_;   // blocks fetched this phase (capacity: the range)
   bool fetched_answer_ = false;
   comm_pattern pattern_;
-  std::vector<std::vector<block_index>> sent_blocks_;  // per node: the blocks its elements come from
   std::vector<std::vector<std::byte>> stage_;          // per node: this phase's message
   std::vector<std::vector<run>> send_runs_, recv_runs_;  // per node: the pattern's elements as runs
   std::unique_ptr<channel_set> channel_;
