@@ -3,7 +3,8 @@
 """scripts/compare on the build in $SQUALL_BUILD_DIR at the small size on 1 and 2 nodes: every
 version built reports its figures with its checksum right, the tables are printed, the last line
 is the JSON summary the issue describes, the record holds two runs of every version (--repeat 2)
-with their median, and the plots are written."""
+with their median, a time target is the median of the ratios within the rounds, and the plots
+are written."""
 import json
 import os
 import subprocess
@@ -15,6 +16,26 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ["SQUALL_BUILD_DIR"])
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 KEYS = {"nodes", "time_s", "speedup", "misses", "messages", "bytes", "checksum_ok"}
+
+
+XSM_OF = {"unstructured": "xsm_node_update", "moldyn": "xsm_bulk_reduction", "dsmc": "xsm"}
+
+
+def round_ratio_failures(rounds, stdout):
+    """Each app's two rounds hold CHAOS's and the final XSM's times at 2 nodes, and the printed
+    XSM / CHAOS target is the median (here the mean) of the two rounds' ratios."""
+    failures = []
+    for app, xsm in XSM_OF.items():
+        per_round = rounds.get(app, [])
+        if len(per_round) != 2 or not all(r.get("chaos") and r.get(xsm) for r in per_round):
+            failures.append(f"{app}: rounds recorded {per_round}")
+            continue
+        expected = sum(r[xsm] / r["chaos"] for r in per_round) / 2
+        line = f"{app}: XSM ({xsm}) / CHAOS time <= 1.05: "
+        printed = [x for x in stdout.splitlines() if x.strip().startswith(line)]
+        if not printed or f"({expected:.3f})" not in printed[0]:
+            failures.append(f"{app}: XSM / CHAOS printed {printed}, expected the ratio {expected:.3f}")
+    return failures
 
 
 def main():
@@ -55,6 +76,7 @@ def main():
                             failures.append(f"{app} {version} on {n} nodes: {r.get('runs')} runs recorded")
                         elif abs(r["time_s"] - sum(r["time_s_runs"]) / 2) > 1e-9:
                             failures.append(f"{app} {version} on {n} nodes: time_s is not the median of its runs")
+            failures += round_ratio_failures(json.loads(records[0].read_text())["rounds"], p.stdout)
         for png in Path(results).glob("compare-*.png"):
             if png.read_bytes()[:8] != PNG_MAGIC:
                 failures.append(f"{png.name} is not a PNG file")
