@@ -56,6 +56,14 @@ ElementLists element_lists(const Mesh& mesh, const MeshPartition& part, const Bl
   return out;
 }
 
+struct AddValues {
+  NodeValues operator()(const NodeValues& a, const NodeValues& b) const {
+    NodeValues sum;
+    for (int k = 0; k < kVariables; ++k) sum[k] = a[k] + b[k];
+    return sum;
+  }
+};
+
 // The doubles of the given elements in an array of kVariables doubles per element.
 std::vector<std::int64_t> doubles_of(std::span<const std::int64_t> elements) {
   std::vector<std::int64_t> out;
@@ -90,9 +98,12 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
   // `sharing`, all homed by the renaming.
   const tsm::options per_double{.block_size = options.block_size, .homes = names.homes(sizeof(double))};
   const tsm::options per_node{.block_size = options.block_size, .homes = names.homes(sizeof(NodeValues))};
-  xsm::direct_reduction<double> weight_reduction, residual_reduction;
+  xsm::direct_reduction<double> weight_reduction;
+  // A node's residuals are reduced as one element, so the reduction moves and adds whole
+  // records, as CHAOS's scatter does, rather than kVariables doubles one by one.
+  xsm::direct_reduction<NodeValues, AddValues> residual_reduction(AddValues{}, NodeValues{});
   double* weight_array = xsm::alloc<double>(length, weight_reduction, per_double);
-  double* residual_array = xsm::alloc<double>(length * kVariables, residual_reduction, per_node);
+  NodeValues* residual_array = xsm::alloc<NodeValues>(length, residual_reduction, per_node);
   std::unique_ptr<xsm::protocol> value_protocol;
   if (sharing == ValueSharing::block_update) value_protocol = std::make_unique<xsm::block_update>(3);
   if (sharing == ValueSharing::node_update) {
@@ -103,7 +114,7 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
   double* value_array = value_protocol ? xsm::alloc<double>(length * kVariables, *value_protocol, per_node)
                                        : tsm::alloc<double>(length * kVariables, per_node);
   const std::span<double> node_weight_all(weight_array, length);
-  const std::span<NodeValues> residual(reinterpret_cast<NodeValues*>(residual_array), length);
+  const std::span<NodeValues> residual(residual_array, length);
   const std::span<NodeValues> values(reinterpret_cast<NodeValues*>(value_array), length);
   const std::span<NodeValues> my_values = values.subspan(first, owned);
   const std::span<NodeValues> my_residual = residual.subspan(first, owned);
@@ -120,8 +131,7 @@ int run_xsm_version(Options& command_line, const char* version, ValueSharing sha
   }
   {
     auto scope = phases.time("inspector");
-    const std::vector<std::int64_t> touched_doubles = doubles_of(lists.touched);
-    residual_reduction.inspect(touched_doubles);
+    residual_reduction.inspect(lists.touched);
     initial_values(owned_coords, my_values);
     if (sharing == ValueSharing::node_update) {
       std::vector<std::int64_t> read;  // others' elements
