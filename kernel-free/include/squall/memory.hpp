@@ -110,6 +110,9 @@ class segment {
 
   tag tag_of(block_index b) const;
   void set_tag(block_index b, tag t) const;
+  // The tag of every block of [first, end), all Invalid (usage_error otherwise), set to t in
+  // one step: their pages are mapped with one system call, not one per block.
+  void set_tags(block_index first, block_index end, tag t) const;
   // Writes `data` (exactly one block) through the protocol view and sets the tag, in one step.
   void install(block_index b, std::span<const std::byte> data, tag t) const;
   // The block's bytes in the protocol view: read and write them whatever the tag.

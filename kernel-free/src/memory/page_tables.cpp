@@ -32,9 +32,9 @@ void write_protect_range(int uffd, std::byte* start, std::size_t len, bool on) {
   }
 }
 
-// The block's pages were never written: put zero pages in the page cache to map.
-void populate(const segment_state& s, block_index b) {
-  if (::fallocate(s.memfd, 0, static_cast<off_t>(s.offset_of(b)), static_cast<off_t>(s.block_size)) != 0) {
+// Pages of blocks [b, b + count) were never written: put zero pages in the page cache to map.
+void populate(const segment_state& s, block_index b, std::size_t count) {
+  if (::fallocate(s.memfd, 0, static_cast<off_t>(s.offset_of(b)), static_cast<off_t>(count * s.block_size)) != 0) {
     fatal_in_signal("cannot allocate memory for block %zu of the segment at %p: %s", b,
           static_cast<void*>(s.app), std::strerror(errno));
   }
@@ -55,8 +55,12 @@ const char* tag_name(tag t) {
 }
 
 void map_block(int uffd, const segment_state& s, block_index b, bool write_protected) {
+  map_blocks(uffd, s, b, 1, write_protected);
+}
+
+void map_blocks(int uffd, const segment_state& s, block_index b, std::size_t count, bool write_protected) {
   std::byte* cursor = s.app_block(b);
-  std::byte* const end = cursor + s.block_size;
+  std::byte* const end = cursor + count * s.block_size;
   bool populated = false;
   while (cursor < end) {
     uffdio_continue c{};
@@ -70,11 +74,12 @@ void map_block(int uffd, const segment_state& s, block_index b, bool write_prote
       write_protect_range(uffd, cursor, page_size(), write_protected);
       cursor += page_size();
     } else if (err == EFAULT && !populated) {
-      populate(s, b);
+      const block_index at = b + static_cast<std::size_t>(cursor - s.app_block(b)) / s.block_size;
+      populate(s, at, count - (at - b));
       populated = true;
     } else {
-      fatal_in_signal("UFFDIO_CONTINUE at %p (block %zu) failed: %s", static_cast<void*>(cursor), b,
-            std::strerror(err));
+      fatal_in_signal("UFFDIO_CONTINUE at %p (blocks %zu to %zu) failed: %s", static_cast<void*>(cursor), b,
+            b + count - 1, std::strerror(err));
     }
   }
 }

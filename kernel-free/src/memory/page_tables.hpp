@@ -13,6 +13,8 @@ namespace squall::memory::detail {
 // Maps the block's pages from the page cache (UFFDIO_CONTINUE), write-protected or not.
 // Pages already mapped get the asked-for protection.
 void map_block(int uffd, const segment_state& s, block_index b, bool write_protected);
+// The same for blocks [b, b + count), with as few system calls as the kernel allows.
+void map_blocks(int uffd, const segment_state& s, block_index b, std::size_t count, bool write_protected);
 void write_protect_block(int uffd, const segment_state& s, block_index b, bool on);
 void unmap_block(const segment_state& s, block_index b);
 

@@ -357,6 +357,32 @@ void segment::set_tag(block_index b, tag t) const {
   detail::count(detail::tag_changes);
 }
 
+void segment::set_tags(block_index first, block_index end, tag t) const {
+  constexpr const char* api = "segment::set_tags";
+  auto& s = segment_builder::state(*this, api);
+  if (first > end || end > s.blocks) {
+    throw usage_error(format("%s: blocks %zu to %zu are out of range (the segment has %zu blocks)", api, first, end, s.blocks));
+  }
+  check_tag(t, api);
+  for (block_index b = first; b < end; ++b) {
+    if (s.tags[b].load(std::memory_order_relaxed) != tag::invalid) {
+      throw usage_error(format("%s: block %zu is not Invalid", api, b));
+    }
+  }
+  if (t == tag::invalid) return;
+  // One mapping call per run of blocks on one userfaultfd (ranges with recorded writes have
+  // their own).
+  for (block_index run = first; run < end;) {
+    const int uffd = s.uffd_of(run);
+    block_index stop = run + 1;
+    while (stop < end && s.uffd_of(stop) == uffd) ++stop;
+    detail::map_blocks(uffd, s, run, stop - run, t == tag::read_only);
+    run = stop;
+  }
+  for (block_index b = first; b < end; ++b) s.tags[b].store(t, std::memory_order_release);
+  detail::count(detail::tag_changes, end - first);
+}
+
 void segment::install(block_index b, std::span<const std::byte> data, tag t) const {
   auto& s = segment_builder::state(*this, "segment::install");
   check_block(s, b, "segment::install");

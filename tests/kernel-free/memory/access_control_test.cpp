@@ -111,6 +111,38 @@ TEST_F(AccessControl, InstallSetsDataAndTagInOneStep) {
   EXPECT_EQ(d("memory.faults.read_invalid") + d("memory.faults.write_invalid"), 0u);
 }
 
+// set_tags maps a run of Invalid blocks at once: fresh ones read as zeros, ones with data keep
+// it, ReadOnly ones fault on a write only, and nothing faults before that. It refuses a run
+// with a block that is not Invalid, or that runs past the segment, and changes no tag then.
+TEST_F(AccessControl, SetTagsMapsARunOfInvalidBlocksAtOnce) {
+  allocate(8, 2 * page);
+  touch_write(at(3, page + 7), 42);
+  seg.set_tag(3, tag::invalid);
+  counter_delta d;
+  seg.set_tags(1, 5, tag::read_write);
+  seg.set_tags(6, 8, tag::read_only);
+  seg.set_tags(5, 5, tag::read_only);  // an empty run
+  EXPECT_EQ(d("memory.tag_changes"), 6u);
+  for (memory::block_index b = 1; b < 5; ++b) EXPECT_EQ(seg.tag_of(b), tag::read_write) << b;
+  EXPECT_EQ(seg.tag_of(0), tag::invalid);
+  EXPECT_EQ(seg.tag_of(5), tag::invalid);
+  EXPECT_EQ(seg.tag_of(7), tag::read_only);
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(3, page + 7)), 42);
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(4, page + 100)), 0);
+  for (memory::block_index b = 1; b < 5; ++b) touch_write(at(b, page), 9);
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint8_t*>(at(6, 3)), 0);
+  EXPECT_EQ(d("memory.faults.read_invalid") + d("memory.faults.write_invalid") + d("memory.faults.write_readonly"), 0u);
+  touch_write(at(7, page));
+  EXPECT_EQ(d("memory.faults.write_readonly"), 1u);
+  EXPECT_EQ(proto.reads.load() + proto.writes.load(), 2);  // block 3's first write, and this one
+
+  EXPECT_THROW(seg.set_tags(0, 2, tag::read_write), usage_error);  // block 1 is ReadWrite
+  EXPECT_THROW(seg.set_tags(5, 9, tag::read_write), usage_error);  // past the end
+  EXPECT_THROW(seg.set_tags(5, 4, tag::read_write), usage_error);
+  EXPECT_EQ(seg.tag_of(0), tag::invalid);
+  EXPECT_EQ(seg.tag_of(5), tag::invalid);
+}
+
 TEST_F(AccessControl, BlocksOfSeveralPagesFaultOnce) {
   allocate(2, 4 * page);
   counter_delta d;
