@@ -62,7 +62,11 @@ class stache final : public tsm::protocol {
   void grant(segment s, block_index b);  // the transaction is complete
   void granted(segment s, block_index b);  // this node's request was answered
   void acquire(segment s, block_index b, bool write);
+  void ask_home(segment s, block_index b, bool write);  // a request, sent or (at the home) served
+  void claim_ahead(segment s, block_index b);  // fault-around at the home (stache.cpp)
   void answer_invalidation(segment s, block_index b, int home, bool keep_read_only);
+  bool holding(segment s, block_index b) const;  // b is the block held, with no invalidation yet
+  void hold_invalidation(int home, bool keep_read_only);  // answered when the hold ends
 
   home_directory dir_;  // for the blocks homed here
   bool answered_ = false;  // this node's request in flight was granted
@@ -79,6 +83,7 @@ class stache final : public tsm::protocol {
   protocol_counter requests_served_{"tsm.requests_served"};
   protocol_counter requests_deferred_{"tsm.requests_deferred"};
   protocol_counter fetched_{"tsm.fetched"};
+  protocol_counter claimed_{"tsm.claimed_ahead"};
 };
 
 }  // namespace squall::tsm::detail

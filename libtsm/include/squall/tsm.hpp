@@ -98,6 +98,7 @@ struct counts {
   std::uint64_t requests_served = 0;         // by this node as home
   std::uint64_t requests_deferred = 0;       // arrived while their block was busy
   std::uint64_t fetched = 0;                 // read copies asked for by tsm::fetch
+  std::uint64_t claimed_ahead = 0;  // blocks the home took ReadWrite after its own fault on the one before
 };
 counts counts_of(const void* p);
 

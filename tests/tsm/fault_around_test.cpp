@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Stache's fault-around at the home (libtsm/PROTOCOL.md): a home's fault on a block whose
+// predecessor it holds takes the next blocks it is home to and nobody holds, up to 16
+// (SQUALL_TSM_FAULT_AROUND's default), ReadWrite at once. Exact counts for a sweep, a sweep
+// that meets a block another node holds, and a sparse pattern; the home's own requests send
+// no message; other nodes still read what the home wrote.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include <squall/squall.hpp>
+#include <squall/stats.hpp>
+#include <squall/tsm.hpp>
+
+namespace {
+
+using namespace squall;
+
+constexpr std::size_t kBlocks = 64;
+constexpr std::size_t kWordsPerBlock = 4096 / sizeof(std::uint64_t);
+
+// kBlocks fresh blocks, all homed at node 0.
+struct homed_at_zero {
+  homed_at_zero() {
+    tsm::barrier();
+    before = tsm::counts_of(mem);
+    tsm::barrier();
+  }
+  ~homed_at_zero() { tsm::free(mem); }
+  std::uint64_t& word(std::size_t block, std::size_t index = 0) const { return mem[block * kWordsPerBlock + index]; }
+  tsm::counts settled() const {
+    tsm::barrier();
+    return tsm::counts_of(mem);
+  }
+  std::uint64_t* mem = tsm::alloc<std::uint64_t>(
+      kBlocks * kWordsPerBlock, {.homes = memory::home_policy::function([](memory::block_index) { return 0; })});
+  tsm::counts before;
+};
+
+// Every node reads every block's first word: what node 0 wrote there.
+void expect_everyone_reads(const homed_at_zero& m) {
+  tsm::barrier();
+  for (std::size_t b = 0; b < kBlocks; ++b) EXPECT_EQ(m.word(b), 100 + b) << "block " << b;
+  tsm::barrier();
+}
+
+TEST(FaultAround, AHomeSweepOverFreshMemoryFaultsOnceAWindow) {
+  homed_at_zero m;
+  if (node() == 0) {
+    const std::uint64_t sent_before = stats::take().get("am.messages_sent");
+    for (std::size_t b = 0; b < kBlocks; ++b) m.word(b) = 100 + b;
+    // Its own requests are served in place: not one message for 64 blocks.
+    EXPECT_EQ(stats::take().get("am.messages_sent") - sent_before, 0u);
+    const tsm::counts after = tsm::counts_of(m.mem);
+    // Faults at 0 (no predecessor held), then 1, 17, 33 and 49, each taking the next 15.
+    EXPECT_EQ(after.write_misses - m.before.write_misses, 5u);
+    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 59u);
+    EXPECT_EQ(after.requests_served - m.before.requests_served, 5u);
+  }
+  expect_everyone_reads(m);
+}
+
+// Node 1 writes block 10 first: the home's window stops short of it, its fault on block 10
+// gets node 1's bytes back, and the sweep goes on from there.
+TEST(FaultAround, StopsAtABlockAnotherNodeHolds) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  homed_at_zero m;
+  if (node() == 1) m.word(10, 5) = 99;
+  tsm::barrier();
+  if (node() == 0) {
+    for (std::size_t b = 0; b < kBlocks; ++b) m.word(b) = 100 + b;
+    const tsm::counts after = tsm::counts_of(m.mem);
+    // Faults at 0, 1 (takes 2-9), 10 (from node 1; takes 11-25), 26, 42 and 58 (takes 59-63).
+    EXPECT_EQ(after.write_misses - m.before.write_misses, 6u);
+    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 58u);
+  }
+  expect_everyone_reads(m);
+  EXPECT_EQ(m.word(10, 5), 99u);
+  tsm::barrier();
+}
+
+// Every other block: no fault finds its predecessor held, so nothing is taken ahead.
+TEST(FaultAround, ASparsePatternTakesNothingAhead) {
+  homed_at_zero m;
+  if (node() == 0) {
+    for (std::size_t b = 0; b < kBlocks; b += 2) m.word(b) = 1;
+    const tsm::counts after = tsm::counts_of(m.mem);
+    EXPECT_EQ(after.write_misses - m.before.write_misses, kBlocks / 2);
+    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 0u);
+  }
+  tsm::barrier();
+}
+
+// Blocks taken ahead are ordinary ReadWrite copies at the home: another node's write takes
+// them away, and the home's next read misses and sees it.
+TEST(FaultAround, ABlockTakenAheadIsStillCoherent) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  homed_at_zero m;
+  if (node() == 0) {
+    m.word(0) = 1;
+    m.word(1) = 2;  // takes 2-16
+  }
+  tsm::barrier();
+  if (node() == 1) m.word(7) = 77;
+  tsm::barrier();
+  EXPECT_EQ(m.word(7), 77u);
+  const tsm::counts after = m.settled();
+  if (node() == 0) {
+    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 15u);
+    EXPECT_EQ(after.read_misses - m.before.read_misses, 1u);  // block 7, back from node 1
+  }
+  tsm::barrier();
+}
+
+}  // namespace
