@@ -5,6 +5,9 @@
 //   read_miss_us   a read: request, the home lowers its own copy to ReadOnly, grant with the block
 //   upgrade_us     a write to that ReadOnly copy: request, the home drops its copy, grant without bytes
 //   write_miss_us  a write to a second array's block: request, grant with the block
+//   exclusive_read_us, silent_upgrade_us
+//                  in a third array, fresh each trial, that nobody holds: a read, granted
+//                  exclusively (E), then a write to it, which raises the tag without a message
 // beside the floor of fault_remote in the same run: a bare userfaultfd fault whose handler
 // fetches the page from node 1 over a raw shared-memory ping-pong
 // (bench/kernel-free/memory/remote_floor.hpp). The first trial warms the pages and is not
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
   }
   floor_ns::exchange& x = floor_ns::shared_exchange(me);
   if (me == 0) floor_ns::bare::set_up(x, blocks);
-  std::vector<double> read_us, upgrade_us, write_us, floor_us, unused;
+  std::vector<double> read_us, upgrade_us, write_us, exclusive_read_us, silent_us, floor_us, unused;
   bool right = true;
   std::byte* a = alloc_on_node_1();
   std::byte* b = alloc_on_node_1();
@@ -70,6 +73,13 @@ int main(int argc, char** argv) {
       time_writes(a, counted ? upgrade_us : unused);
       time_writes(b, counted ? write_us : unused);
     }
+    std::byte* fresh = alloc_on_node_1();  // collective; nobody holds its blocks
+    if (me == 0) {
+      std::vector<double> ignored;
+      floor_ns::time_misses(fresh, blocks, counted ? exclusive_read_us : ignored);
+      time_writes(fresh, counted ? silent_us : ignored);
+    }
+    tsm::free(fresh);  // collective
     tsm::barrier();
     if (me == 0) {
       floor_ns::bare::time_pass(true, counted ? floor_us : unused);
@@ -90,6 +100,8 @@ int main(int argc, char** argv) {
     f.add("read_miss_us", read);
     f.add("write_miss_us", squall::bench::median(write_us));
     f.add("upgrade_us", squall::bench::median(upgrade_us));
+    f.add("exclusive_read_us", squall::bench::median(exclusive_read_us));
+    f.add("silent_upgrade_us", squall::bench::median(silent_us));
     f.add("floor_us", floor);
     f.add("ratio", read / floor);
     f.print("tsm_miss: 4 KiB blocks homed on node 1, misses from node 0 (median of 7 x 1024 of each)",

@@ -78,10 +78,13 @@ void stache::attach(block_index first, block_index end, std::size_t) {
   dir_ = home_directory(first, end, squall::nodes(), n * (fetch_window + 1));
   first_ = first;
   fetching_.assign(end - first, 0);
+  exclusive_.assign(end - first, 0);
+  granting_exclusive_.assign(end - first, 0);
 }
 
 std::size_t stache::state_bytes_per_block() {
-  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + sizeof(char);  // + the fetch flag
+  // + the fetch and exclusive flags, and the home's mark for an exclusive grant in progress
+  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + 3 * sizeof(char);
 }
 
 counts stache::local_counts() const {
@@ -95,7 +98,9 @@ counts stache::local_counts() const {
           .requests_served = requests_served_.value(),
           .requests_deferred = requests_deferred_.value(),
           .fetched = fetched_.value(),
-          .claimed_ahead = claimed_.value()};
+          .claimed_ahead = claimed_.value(),
+          .exclusive_grants = exclusive_grants_.value(),
+          .silent_upgrades = silent_upgrades_.value()};
 }
 
 // --- home side ---
@@ -112,13 +117,18 @@ void stache::on_request(segment s, block_index b, int from, bool write) {
 
 void stache::start(segment s, block_index b, int from, bool write) {
   dir_.start(b, from, write);
+  const int owner = dir_.owner(b);
   if (write) {
     dir_.for_each_sharer(b, [&](int n) {
       if (n != from) invalidate(s, b, n, false);
     });
   }
-  const int owner = dir_.owner(b);
   if (owner >= 0 && owner != from) invalidate(s, b, owner, !write);
+  // A read of a block nobody holds is granted exclusively (E, as in MESI): the reader may
+  // then write it without asking again.
+  bool unheld = owner < 0;
+  dir_.for_each_sharer(b, [&](int) { unheld = false; });
+  granting_exclusive_[b - first_] = !write && unheld ? 1 : 0;
   if (dir_.answers_expected(b) == 0) grant(s, b);
 }
 
@@ -145,8 +155,9 @@ void stache::on_ack(segment s, block_index b, int, block_part bytes) {
 void stache::grant(segment s, block_index b) {
   const home_directory::request r = dir_.current(b);
   const int me = squall::node();
+  const bool exclusive = granting_exclusive_[b - first_] != 0;
   bool send_bytes = r.node != me;  // the home's protocol view is the master copy
-  if (r.write) {
+  if (r.write || exclusive) {
     send_bytes = send_bytes && !dir_.is_sharer(b, r.node);  // an upgrade: its copy is current
     dir_.clear_sharers(b);
     dir_.set_owner(b, r.node);
@@ -156,12 +167,14 @@ void stache::grant(segment s, block_index b) {
     dir_.set_sharer(b, r.node, true);
   }
   dir_.finish(b);
+  if (exclusive) exclusive_grants_.add();
   if (r.node == me) {
     s.set_tag(b, r.write ? tag::read_write : tag::read_only);  // the home's own fault: no message
+    exclusive_[b - first_] = exclusive ? 1 : 0;
     granted(s, b);
     claim_ahead(s, b);
   } else {
-    tsm::send_block<&stache::on_grant>(r.node, s, b, send_bytes, r.write);
+    tsm::send_block<&stache::on_grant>(r.node, s, b, send_bytes, r.write, exclusive);
   }
   // The oldest request that waited for this block goes next (after the grant: messages
   // to one node arrive in order, so an invalidation it causes cannot overtake the grant).
@@ -195,6 +208,7 @@ void stache::claim_ahead(segment s, block_index b) {
 
 bool stache::lower(segment s, block_index b, bool keep_read_only) {
   const bool owned = s.tag_of(b) == tag::read_write;
+  exclusive_[b - first_] = 0;
   // The tag first: once it is lowered, no store of this node can reach the block any more.
   s.set_tag(b, keep_read_only ? tag::read_only : tag::invalid);
   invalidations_received_.add();
@@ -231,8 +245,9 @@ void stache::answer_invalidation(segment s, block_index b, int home, bool keep_r
   tsm::send_block<&stache::on_ack>(home, s, b, owned);
 }
 
-void stache::on_grant(segment s, block_index b, int, block_part bytes, bool write) {
+void stache::on_grant(segment s, block_index b, int, block_part bytes, bool write, bool exclusive) {
   bytes.install(s, b, write ? tag::read_write : tag::read_only);
+  exclusive_[b - first_] = exclusive ? 1 : 0;
   granted(s, b);
 }
 
@@ -274,6 +289,15 @@ void stache::ask_home(segment s, block_index b, bool write) {
 std::size_t stache::fetches_in_flight() { return fetches; }
 
 void stache::acquire(segment s, block_index b, bool write) {
+  // A write to a block granted exclusively: the home already counts this node as its owner,
+  // so the copy becomes writable here, without a message (E to M). Not a new access to
+  // another block: any hold stays as it is.
+  if (write && exclusive_[b - first_] != 0 && s.tag_of(b) == tag::read_only) {
+    exclusive_[b - first_] = 0;
+    s.set_tag(b, tag::read_write);
+    silent_upgrades_.add();
+    return;
+  }
   // A new fault: the access the last grant was for has run (or is this one), so the block
   // held for it is let go first. (Fault handlers run under the node lock already.)
   release_hold();

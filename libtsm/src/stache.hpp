@@ -33,7 +33,7 @@ class stache final : public tsm::protocol {
   void on_request(segment s, block_index b, int from, bool write);              // home
   void on_invalidate(segment s, block_index b, int home, bool keep_read_only);  // holder
   void on_ack(segment s, block_index b, int from, block_part bytes);            // home
-  void on_grant(segment s, block_index b, int home, block_part bytes, bool write);  // requester
+  void on_grant(segment s, block_index b, int home, block_part bytes, bool write, bool exclusive);  // requester
 
   counts local_counts() const;
 
@@ -72,6 +72,8 @@ class stache final : public tsm::protocol {
   bool answered_ = false;  // this node's request in flight was granted
   block_index first_ = 0;
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
+  std::vector<char> exclusive_;  // this node's ReadOnly copy was granted exclusively (E)
+  std::vector<char> granting_exclusive_;  // home: the transaction in progress grants a read exclusively
 
   protocol_counter read_misses_{"tsm.read_misses"};
   protocol_counter write_misses_{"tsm.write_misses"};
@@ -84,6 +86,8 @@ class stache final : public tsm::protocol {
   protocol_counter requests_deferred_{"tsm.requests_deferred"};
   protocol_counter fetched_{"tsm.fetched"};
   protocol_counter claimed_{"tsm.claimed_ahead"};
+  protocol_counter exclusive_grants_{"tsm.exclusive_grants"};  // as home
+  protocol_counter silent_upgrades_{"tsm.silent_upgrades"};
 };
 
 }  // namespace squall::tsm::detail

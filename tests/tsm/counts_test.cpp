@@ -38,6 +38,8 @@ struct one_block {
     d.writebacks = now.writebacks - before.writebacks;
     d.invalidations_sent = now.invalidations_sent - before.invalidations_sent;
     d.requests_served = now.requests_served - before.requests_served;
+    d.exclusive_grants = now.exclusive_grants - before.exclusive_grants;
+    d.silent_upgrades = now.silent_upgrades - before.silent_upgrades;
     return d;
   }
   std::uint64_t* mem = alloc_on_last_node();
@@ -117,7 +119,10 @@ TEST(Counts, ProducerConsumer) {
   }
 }
 
-// Everyone reads the block over and over: one miss each, then hits; nothing is invalidated.
+// Everyone reads the block over and over: one miss each, then hits. The first reader finds
+// the block held by nobody and gets it exclusively (E); the next reader's request makes the
+// home take it back to ReadOnly, without bytes (it was not written); nothing else is
+// invalidated.
 TEST(Counts, ReadMostly) {
   one_block blk;
   std::uint64_t sum = 0;
@@ -126,11 +131,38 @@ TEST(Counts, ReadMostly) {
   const tsm::counts d = blk.delta();
   EXPECT_EQ(sum, 0u);
   EXPECT_EQ(d.read_misses, 1u);
-  EXPECT_EQ(d.invalidations_received, 0u);
+  EXPECT_EQ(d.writebacks, 0u);
+  EXPECT_EQ(d.silent_upgrades, 0u);
+  const std::uint64_t downgrades = nodes() > 1 ? 1 : 0;
+  EXPECT_EQ(allreduce(d.invalidations_received), downgrades);
   if (node() == nodes() - 1) {
     EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(nodes()));
-    EXPECT_EQ(d.invalidations_sent, 0u);
+    EXPECT_EQ(d.exclusive_grants, 1u);
+    EXPECT_EQ(d.invalidations_sent, downgrades);
   }
+}
+
+// A node reads a block nobody holds, then writes it: the read is granted exclusively and
+// the write needs no message (E to M). Another node's read then gets the written value from
+// it.
+TEST(Counts, ReadThenWriteOfAnUnheldBlockIsOneMiss) {
+  one_block blk;
+  step(0, [&] {
+    const std::uint64_t v = blk.words()[3];
+    blk.words()[3] = v + 5;
+  });
+  step(nodes() - 1, [&] { EXPECT_EQ(blk.words()[3], 5u); });
+  const tsm::counts d = blk.delta();
+  if (node() == 0) {
+    EXPECT_EQ(d.read_misses, 1u);
+    EXPECT_EQ(d.upgrades + d.write_misses, 0u);
+    EXPECT_EQ(d.silent_upgrades, 1u);
+    EXPECT_EQ(d.writebacks, nodes() > 1 ? 1u : 0u);  // taken back with its bytes by the last node's read
+  }
+  if (node() == nodes() - 1) {
+    EXPECT_EQ(d.exclusive_grants, 1u);
+  }
+  tsm::barrier();
 }
 
 // Node 0 tells node 1 it has read the flag's block (a message: a TSM synchronisation would

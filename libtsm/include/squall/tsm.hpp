@@ -99,6 +99,8 @@ struct counts {
   std::uint64_t requests_deferred = 0;       // arrived while their block was busy
   std::uint64_t fetched = 0;                 // read copies asked for by tsm::fetch
   std::uint64_t claimed_ahead = 0;  // blocks the home took ReadWrite after its own fault on the one before
+  std::uint64_t exclusive_grants = 0;  // by this node as home: reads granted exclusively (E)
+  std::uint64_t silent_upgrades = 0;   // writes to blocks granted exclusively: no message
 };
 counts counts_of(const void* p);
 
