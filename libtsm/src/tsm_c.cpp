@@ -4,6 +4,7 @@
 #include <squall/tsm.h>
 
 #include <exception>
+#include <span>
 #include <string>
 
 #include <squall/collectives.hpp>
@@ -82,6 +83,13 @@ int tsm_lock_release(tsm_locks* locks, size_t i) {
 }
 
 int tsm_barrier(void) { return guarded([] { squall::tsm::barrier(); }); }
+
+int tsm_fetch(const void* address, size_t bytes) {
+  return guarded([&] {
+    const squall::tsm::byte_range range{address, bytes};
+    squall::tsm::fetch(std::span<const squall::tsm::byte_range>(&range, 1));
+  });
+}
 
 
 int tsm_allreduce_double(double* value, int op) { return allreduce_c(value, op, "tsm_allreduce_double"); }

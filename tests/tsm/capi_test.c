@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* TSM from C: the shared heap, locks, barriers and reductions. Node 0 allocates a table and publishes
+/* TSM from C: the shared heap, locks, barriers, fetching ahead and reductions. Node 0 allocates a table and publishes
  * its address in memory every node can find (the first heap allocation, which every node
  * computes the same way); every node adds to it under locks; node 0 checks the sums.
  * Exits non-zero on any wrong answer. */
@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   }
   CHECK(tsm_lock_release(locks, 0) == -1);
   CHECK(strstr(tsm_last_error(), "does not hold lock 0") != NULL);
+  CHECK(tsm_barrier() == 0);
+  CHECK(tsm_fetch(table, slots * sizeof *table) == 0); /* read copies ahead: a hint */
+  CHECK(tsm_fetch(table, 0) == 0);
+  CHECK(tsm_fetch(&me, sizeof me) == -1); /* not TSM memory */
   CHECK(tsm_barrier() == 0);
   if (me == 0) {
     for (i = 0; i < slots; ++i) {

@@ -23,6 +23,11 @@ int tsm_lock_release(tsm_locks* locks, size_t i);
 
 int tsm_barrier(void);  /* collective */
 
+/* Fetching ahead (tsm::fetch): asks at once for a read copy of every block of
+ * [address, address + bytes) that this node cannot read, and returns when all have arrived.
+ * A hint: the reads that follow are ordinary ones. -1 for a range outside TSM memory. */
+int tsm_fetch(const void* address, size_t bytes);
+
 /* Collective: every node's value combined, the same result everywhere (ordered like
  * tsm_barrier). Returns 0, or -1 for an unknown op. */
 enum { TSM_SUM, TSM_MIN, TSM_MAX };
