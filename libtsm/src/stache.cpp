@@ -126,9 +126,7 @@ void stache::start(segment s, block_index b, int from, bool write) {
   if (owner >= 0 && owner != from) invalidate(s, b, owner, !write);
   // A read of a block nobody holds is granted exclusively (E, as in MESI): the reader may
   // then write it without asking again.
-  bool unheld = owner < 0;
-  dir_.for_each_sharer(b, [&](int) { unheld = false; });
-  granting_exclusive_[b - first_] = !write && unheld ? 1 : 0;
+  granting_exclusive_[b - first_] = !write && dir_.held_by_nobody(b) ? 1 : 0;
   if (dir_.answers_expected(b) == 0) grant(s, b);
 }
 
@@ -193,10 +191,10 @@ void stache::claim_ahead(segment s, block_index b) {
   if (window <= 1 || b == first_ || s.tag_of(b - 1) == tag::invalid) return;
   block_index end = b + 1;
   for (; end < first_ + fetching_.size() && end < b + window; ++end) {
-    if (s.tag_of(end) != tag::invalid || dir_.busy(end) || dir_.owner(end) >= 0 || fetching_[end - first_] != 0) break;
-    bool shared = false;
-    dir_.for_each_sharer(end, [&](int) { shared = true; });
-    if (shared || s.home(end) != me) break;
+    if (s.tag_of(end) != tag::invalid || dir_.busy(end) || !dir_.held_by_nobody(end) || fetching_[end - first_] != 0 ||
+        s.home(end) != me) {
+      break;
+    }
     dir_.set_owner(end, me);
   }
   if (end == b + 1) return;

@@ -31,6 +31,11 @@ void home_directory::set_sharer(memory::block_index b, int node, bool on) {
 
 void home_directory::clear_sharers(memory::block_index b) { std::fill_n(words_of(b), words_, 0); }
 
+bool home_directory::held_by_nobody(memory::block_index b) const {
+  const std::uint64_t* w = words_of(b);
+  return entry(b).owner < 0 && std::all_of(w, w + words_, [](std::uint64_t bits) { return bits == 0; });
+}
+
 void home_directory::start(memory::block_index b, int node, bool write) {
   entry_t& e = entry(b);
   e.requester = node;

@@ -42,6 +42,8 @@ class home_directory {
   bool is_sharer(memory::block_index b, int node) const;
   void set_sharer(memory::block_index b, int node, bool on);
   void clear_sharers(memory::block_index b);
+  // No owner and no sharer: no node, the home included, holds a copy.
+  bool held_by_nobody(memory::block_index b) const;
   // Calls f(node) for each sharer, lowest node first.
   template <class F>
   void for_each_sharer(memory::block_index b, F&& f) const {
