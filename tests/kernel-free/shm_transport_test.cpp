@@ -181,6 +181,37 @@ TEST(ShmTransport, TwoThreadsKeepOrderInBothDirections) {
 // After a mailbox packet goes to a peer, a spinning waiter's look (worth_polling) skips that
 // peer's mailbox for the set number of polls, and then sees the reply; the exact look
 // (any_incoming), which decides whether a thread may sleep, sees it at once.
+// A late waiter's nudge rings the doorbell of a peer only while that peer lingers (counts as
+// polling without polling) and has not taken every packet of this node's.
+TEST(ShmTransport, NudgeRingsOnlyALingeringPeerThatHasNotTakenOurPackets) {
+  two_nodes n;
+  auto& peer = n.job.control(1);
+  auto doorbell = [&] { return peer.doorbell.load(); };
+  std::uint32_t rung = doorbell();
+  n.t0.nudge_peers();  // nothing sent
+  peer.lingering.store(1);
+  n.t0.nudge_peers();
+  EXPECT_EQ(doorbell(), rung) << "nothing of ours is waiting at node 1";
+
+  send(n.t0, 1, 1, 500);  // the ring
+  peer.lingering.store(0);
+  n.t0.nudge_peers();
+  EXPECT_EQ(doorbell(), rung) << "node 1 polls (or was rung at the send)";
+  peer.lingering.store(1);
+  n.t0.nudge_peers();
+  EXPECT_EQ(doorbell(), ++rung) << "node 1 lingers and has not taken the ring packet";
+  expect_next(n.t1, 0, 1, 500);
+  n.t0.nudge_peers();
+  EXPECT_EQ(doorbell(), rung) << "node 1 took it";
+
+  send(n.t0, 1, 2, 16);  // the mailbox, free: no packet of ours was in it
+  n.t0.nudge_peers();
+  EXPECT_EQ(doorbell(), ++rung) << "node 1 has not taken the mailbox packet";
+  expect_next(n.t1, 0, 2, 16);
+  n.t0.nudge_peers();
+  EXPECT_EQ(doorbell(), rung) << "node 1 took it, though it has not answered";
+}
+
 TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
   two_nodes n;
   n.t0.set_mailbox_tuning(3, /*demote=*/true);  // the hint changes nothing delivered

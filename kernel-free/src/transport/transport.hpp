@@ -42,6 +42,9 @@ class transport {
   // Called by a thread of this node before it sleeps until a doorbell (the transport may
   // have to watch for arrivals itself meanwhile).
   virtual void node_sleeps() {}
+  // Wakes every peer that has not taken (or not answered) this node's packets, even one that
+  // counts as polling: a waiter whose reply is late calls it (runtime/waiting.cpp, nudges).
+  virtual void nudge_peers() {}
   // The mailbox lane to and from `peer` (kernel-free/TRANSPORTS.md): the shared-memory
   // transport that carries its packets, whose mailboxes the message layer then writes and
   // reads itself, without virtual calls; nullptr when its packets take another way.

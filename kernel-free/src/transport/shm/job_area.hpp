@@ -16,7 +16,7 @@
 namespace squall::shm {
 
 constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
-constexpr std::uint32_t job_version = 4;
+constexpr std::uint32_t job_version = 5;
 
 struct alignas(64) job_header {
   std::uint64_t magic;
@@ -48,6 +48,11 @@ struct alignas(64) node_control {
   std::atomic<std::uint32_t> light_fences;
   // Bumped by the node's watchdog thread while the process runs (runtime/watchdog.cpp).
   std::atomic<std::uint32_t> heartbeat;
+  // 1 while a program thread of the node that left a wait still counts as polling
+  // (runtime/waiting.cpp, lingering): senders do not ring it then, but a waiter whose reply
+  // is late does (shm_transport::nudge_peers). On a line of its own: the node writes it at
+  // every wait, and only a late waiter reads it, whereas every sender reads `awake`.
+  alignas(64) std::atomic<std::uint32_t> lingering;
 };
 
 class job_area {

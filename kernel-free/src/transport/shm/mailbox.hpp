@@ -61,6 +61,8 @@ class mailbox {
 
   // Whether a packet may be put now: the other side took the last one.
   bool can_send() const { return out_ != nullptr && acked_ == sent_; }
+  std::uint8_t sent() const { return sent_; }    // the sequence number of the last packet put
+  std::uint8_t taken() const { return taken_.load(std::memory_order_relaxed); }  // and taken
   // Publishes head + body (at most max_packet bytes) with the ring position `ring_pos`.
   void send(std::span<const std::byte> head, std::span<const std::byte> body, std::uint64_t ring_pos) {
     std::memcpy(out_->body, head.data(), head.size());

@@ -29,6 +29,10 @@ namespace squall::shm {
 struct alignas(64) ring_control {
   std::atomic<std::uint64_t> tail;              // bytes consumed, published by the consumer
   std::atomic<std::uint32_t> producer_waiting;  // set by a producer that found no room
+  // The sequence number of the last packet the consumer took from the pair's mailbox
+  // (mailbox.hpp): written on every take, read only by a producer deciding on a nudge
+  // (shm_transport::nudge_peers), so the line stays with the consumer.
+  std::atomic<std::uint32_t> mail_taken;
 };
 static_assert(sizeof(ring_control) == 64);
 
@@ -52,6 +56,9 @@ class ring_producer {
   // Bytes produced so far: where the next packet goes (the shared-memory mailbox orders its
   // packets against the ring by it).
   std::uint64_t position() const { return head_; }
+  // Whether the consumer has not yet taken every packet produced.
+  bool unread() const { return ctl_ != nullptr && head_ != ctl_->tail.load(std::memory_order_acquire); }
+  std::uint32_t mail_taken() const { return ctl_ == nullptr ? 0 : ctl_->mail_taken.load(std::memory_order_acquire); }
 
  private:
   ring_control* ctl_ = nullptr;
@@ -91,6 +98,7 @@ class ring_consumer {
   std::span<const std::byte> take(std::uint64_t header);
   // Bytes consumed so far, in the producer's position() numbering.
   std::uint64_t position() const { return tail_.load(std::memory_order_relaxed); }
+  void note_mail_taken(std::uint32_t seq) { ctl_->mail_taken.store(seq, std::memory_order_release); }
   // Frees the packet returned by peek(). Returns true when the producer was waiting for
   // room (the caller then wakes the producer's node).
   bool release();

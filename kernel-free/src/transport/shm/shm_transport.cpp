@@ -11,6 +11,7 @@ namespace squall::shm {
 namespace {
 const int doorbells_rung = stats::counter_slot("shm.doorbells_rung");
 const int futex_wakes = stats::counter_slot("shm.futex_wakes");
+const int nudges = stats::counter_slot("shm.nudges");  // doorbells rung for a late reply (nudge_peers)
 const int ring_full = stats::counter_slot("shm.ring_full_retries");  // sends refused for want of room
 const int packets_sent = stats::counter_slot("shm.packets_sent");
 const int bytes_sent = stats::counter_slot("shm.bytes_sent");
@@ -91,7 +92,9 @@ std::span<const std::byte> shm_transport::peek(int src) {
   const std::uint64_t word = mail.incoming();
   if (word != 0 && mailbox::position_of(word) == static_cast<std::uint32_t>(ring.position())) {
     peeked_mail_[src] = true;
-    return mail.take(word);
+    const auto packet = mail.take(word);
+    ring.note_mail_taken(mail.taken());
+    return packet;
   }
   return ring.take(header);
 }
@@ -109,6 +112,21 @@ bool shm_transport::any_incoming() {
     if (!in_[i].empty() || mail_[i].has_packet()) return true;
   }
   return false;
+}
+
+void shm_transport::nudge_peers() {
+  for (const int i : local_) {
+    if (i == me_) continue;
+    node_control& c = job_.control(i);
+    if (c.lingering.load(std::memory_order_seq_cst) == 0) continue;  // polling, or rung at the send
+    if (!out_[i].unread() && out_[i].mail_taken() == mail_[i].sent()) continue;
+    c.doorbell.fetch_add(1, std::memory_order_seq_cst);
+    stats::bump(stats::counter_at(nudges));
+    if (c.sleepers.load(std::memory_order_seq_cst) != 0) {
+      futex_wake_all(&c.doorbell);
+      stats::counter_at(futex_wakes).fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
 void shm_transport::ring_doorbell(int node) {

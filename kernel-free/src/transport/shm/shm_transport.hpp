@@ -37,6 +37,9 @@ class shm_transport final : public transport {
 
   // Wakes `node` if none of its threads is polling.
   void ring_doorbell(int node);
+  // Rings the doorbell of every peer of this host that lingers (job_area.hpp) and has not
+  // taken every packet of this node's, from the ring or the mailbox.
+  void nudge_peers() override;
 
   // Every peer this transport carries packets for has a mailbox lane here (none for this
   // node itself: its mailbox stays unattached, so try_send_mail says no).
@@ -60,7 +63,9 @@ class shm_transport final : public transport {
     mailbox& m = mail_[src];
     const std::uint64_t word = m.incoming();
     if (word == 0 || mailbox::position_of(word) != static_cast<std::uint32_t>(in_[src].position())) return {};
-    return m.take(word);
+    const auto packet = m.take(word);
+    in_[src].note_mail_taken(m.taken());
+    return packet;
   }
   // Whether a mailbox packet waits, for a spinning waiter (mailbox::worth_looking).
   bool mail_waiting() const {
