@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Locks handed over by message: lock i of an array lives at node i % nodes, which grants it
 // to one requester at a time and queues the others in arrival order (FIFO, so fair under
-// contention). A release goes to the home, which grants the lock to the next in line: a
-// handoff costs two messages, or one when the releaser or the next holder is the home (the
-// home asks, gives back and grants itself in place, without a message).
+// contention). A node that releases a lock nobody else asked for keeps it, and takes it
+// again without a message; the home asks for it back (a recall) when another node asks, and
+// a lock granted while others wait goes back at its release. Given back, the home grants
+// the lock to the next in line: a handoff costs two messages, or one when the releaser or the
+// next holder is the home (the home asks, gives back and grants itself in place, without a
+// message), and a recall of a kept lock one more. Issue 22 counted BARNES's lock round trip
+// for every body in every step, though each body's cell lock is mostly taken by one node.
 //
 // Handlers may run inside a fault handler on the SIGBUS path, so nothing they touch is
 // allocated on the way: the lock states are made at creation, and the queue of waiters is
@@ -27,17 +31,25 @@ namespace squall::tsm {
 namespace {
 
 stats::counter acquires("tsm.lock_acquires");
-stats::counter queued("tsm.lock_requests_queued");  // by this node as home: the lock was held
+stats::counter kept("tsm.lock_acquires_kept");      // of those, of a lock this node had kept: no message
+stats::counter queued("tsm.lock_requests_queued");  // by this node as home: the lock was out
+stats::counter recalls("tsm.lock_recalls");         // by this node as home: asked a holder for a lock back
 
 struct lock_state {
-  std::int32_t holder = -1;
+  std::int32_t holder = -1;            // uses or keeps the lock
   std::int32_t first = -1, last = -1;  // waiting nodes, oldest first
+  bool recalled = false;               // the holder knows to give it back
 };
 
+// Per lock at this node: free (not here), held (in use), kept (here, unused) or held with
+// give_back (return it at release). held is the program thread's; kept and give_back change
+// under the node lock, as the home's recall may arrive at any time.
 struct lock_table {
   std::vector<lock_state> at_home;   // index i / nodes, for the locks homed here
   std::vector<std::int32_t> next;    // per node: the node behind it in a queue here
   std::vector<bool> held;            // per lock: this node holds it
+  std::vector<bool> kept;            // per lock: this node keeps it, unused
+  std::vector<bool> give_back;       // per lock: the home asked for it back
   bool granted = false;              // this node's request in flight was granted
 };
 
@@ -58,23 +70,55 @@ lock_table& table(std::uint32_t id) {
 
 std::size_t slot_of(std::size_t i) { return i / static_cast<std::size_t>(squall::nodes()); }
 
-void grant_msg(am::token&, std::uint32_t id, std::uint64_t) { table(id).granted = true; }
+int home_of(std::size_t i) { return static_cast<int>(i % static_cast<std::size_t>(squall::nodes())); }
 
-// The home granting itself needs no message: it sets its own flag (under the node lock).
-void hand_to(lock_state& l, std::uint32_t id, std::uint64_t i, int node) {
+void granted(std::uint32_t id, std::uint64_t i, bool give_back) {
+  lock_table& t = table(id);
+  t.granted = true;
+  t.give_back[i] = give_back;
+}
+
+void grant_msg(am::token&, std::uint32_t id, std::uint64_t i, bool give_back) { granted(id, i, give_back); }
+
+// The home granting itself needs no message: it sets its own flags (under the node lock).
+// `give_back`: others wait, so the lock returns at its release instead of being kept.
+void hand_to(lock_state& l, std::uint32_t id, std::uint64_t i, int node, bool give_back) {
   l.holder = node;
+  l.recalled = give_back;
   if (node == squall::node()) {
-    table(id).granted = true;
+    granted(id, i, give_back);
   } else {
-    am::send<grant_msg>(node, id, i);
+    am::send<grant_msg>(node, id, i, give_back);
   }
 }
+
+void home_release(std::uint32_t id, std::uint64_t i, int from);
+void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { home_release(id, i, tok.source()); }
+
+// At a lock's holder, under the node lock: a kept lock goes back to its home at once, one in
+// use at its release.
+void holder_recall(std::uint32_t id, std::uint64_t i) {
+  lock_table& t = table(id);
+  if (!t.kept[i]) {
+    t.give_back[i] = true;
+    return;
+  }
+  t.kept[i] = false;
+  const int home = home_of(i);
+  if (home == squall::node()) {
+    home_release(id, i, home);
+  } else {
+    am::send<release_msg>(home, id, i);
+  }
+}
+
+void recall_msg(am::token&, std::uint32_t id, std::uint64_t i) { holder_recall(id, i); }
 
 void home_request(std::uint32_t id, std::uint64_t i, int from) {
   lock_table& t = table(id);
   lock_state& l = t.at_home[slot_of(i)];
   if (l.holder < 0) {
-    hand_to(l, id, i, from);
+    hand_to(l, id, i, from, false);
     return;
   }
   queued.add();
@@ -85,6 +129,14 @@ void home_request(std::uint32_t id, std::uint64_t i, int from) {
     t.next[l.last] = from;
   }
   l.last = from;
+  if (l.recalled) return;
+  l.recalled = true;
+  recalls.add();
+  if (l.holder == squall::node()) {
+    holder_recall(id, i);
+  } else {
+    am::send<recall_msg>(l.holder, id, i);
+  }
 }
 
 void request_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { home_request(id, i, tok.source()); }
@@ -98,21 +150,20 @@ void home_release(std::uint32_t id, std::uint64_t i, int from) {
   }
   if (l.first < 0) {
     l.holder = -1;
+    l.recalled = false;
     return;
   }
   const int next = l.first;
   l.first = t.next[next];
   if (l.first < 0) l.last = -1;
-  hand_to(l, id, i, next);
+  hand_to(l, id, i, next, l.first >= 0);
 }
-
-void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { home_release(id, i, tok.source()); }
 
 // Runs a request or a release at lock i's home: in place, under the node lock as its
 // handler would run, when that is this node (no message to itself); else by message M.
 template <void (*Here)(std::uint32_t, std::uint64_t, int), auto M>
 void at_home(std::uint32_t id, std::size_t i) {
-  const int home = static_cast<int>(i % static_cast<std::size_t>(squall::nodes()));
+  const int home = home_of(i);
   if (home != squall::node()) {
     am::send<M>(home, id, std::uint64_t{i});
     return;
@@ -134,7 +185,7 @@ lock_array::lock_array(std::size_t count) : count_(count) {
   const std::size_t homed_here = count / n + (count % n != 0 ? 1 : 0);
   // Checked before an id is taken or a table built, without wrapping.
   const std::size_t budget = detail::state_budget_bytes();
-  if (count / 8 > budget || homed_here > (budget - count / 8) / sizeof(lock_state)) {
+  if (count / 8 * 3 > budget || homed_here > (budget - count / 8 * 3) / sizeof(lock_state)) {
     throw usage_error("tsm::lock_array: " + std::to_string(count) +
                       " locks need more state on each node than a quarter of this host's memory");
   }
@@ -150,6 +201,8 @@ lock_array::lock_array(std::size_t count) : count_(count) {
   t->at_home.resize(homed_here);
   t->next.assign(n, -1);
   t->held.assign(count, false);
+  t->kept.assign(count, false);
+  t->give_back.assign(count, false);
   tables[id_].store(t, std::memory_order_release);
   squall::barrier();  // every node has the table before any request for it arrives
 }
@@ -166,9 +219,23 @@ void lock_array::acquire(std::size_t i) {
   if (t.held[i]) throw usage_error("tsm::lock_array::acquire: this node already holds lock " + std::to_string(i));
   acquires.add();
   detail::stache::let_go();
-  t.granted = false;
-  at_home<home_request, request_msg>(id_, i);
-  am::wait_until([&t] { return t.granted; });
+  struct take {
+    lock_table* t;
+    std::size_t i;
+    bool was_kept;
+  } k{&t, i, false};
+  am::run_locked([](void* p) {
+    auto* x = static_cast<take*>(p);
+    x->was_kept = x->t->kept[x->i];
+    x->t->kept[x->i] = false;
+    x->t->granted = false;
+  }, &k);
+  if (k.was_kept) {
+    kept.add();
+  } else {
+    at_home<home_request, request_msg>(id_, i);
+    am::wait_until([&t] { return t.granted; });
+  }
   t.held[i] = true;
   detail::after_acquire();
   std::atomic_signal_fence(std::memory_order_seq_cst);  // the critical section stays after this
@@ -181,7 +248,18 @@ void lock_array::release(std::size_t i) {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
   t.held[i] = false;
   detail::before_release();
-  at_home<home_release, release_msg>(id_, i);
+  struct keep {
+    lock_table* t;
+    std::size_t i;
+    bool give_back;
+  } k{&t, i, false};
+  am::run_locked([](void* p) {
+    auto* x = static_cast<keep*>(p);
+    x->give_back = x->t->give_back[x->i];
+    x->t->give_back[x->i] = false;
+    x->t->kept[x->i] = !x->give_back;
+  }, &k);
+  if (k.give_back) at_home<home_release, release_msg>(id_, i);
 }
 
 }  // namespace squall::tsm

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <squall/squall.hpp>
@@ -168,6 +169,49 @@ TEST(Locks, ManyLocks) {
   EXPECT_EQ(d.grants_received, homed_elsewhere);
   const std::uint64_t requests = allreduce(d.requests_received), remote = allreduce(homed_elsewhere);
   EXPECT_EQ(requests, remote);
+}
+
+// A lock released with no one else asking stays at its last holder, which takes it again
+// without a message; when another node asks, the home recalls it, and the holder gives it
+// back at once (kept) or at its release (in use).
+TEST(Locks, KeptUntilAnotherNodeAsks) {
+  const int me = node(), n = nodes();
+  if (n < 2) GTEST_SKIP() << "needs 2 nodes";
+  constexpr int rounds = 10;
+  auto* counter = tsm::alloc<std::uint64_t>(1);
+  tsm::lock_array lock(1);  // homed at node 0
+  auto sent = [](const char* message) {
+    return stats::take().handler(std::string("squall::tsm::{anonymous}::") + message).sent;
+  };
+  auto figure = [](const char* name) { return stats::take().get(name); };
+  const std::uint64_t kept0 = figure("tsm.lock_acquires_kept"), recalls0 = figure("tsm.lock_recalls"),
+                      requests0 = sent("request_msg"), releases0 = sent("release_msg"), recall_msgs0 = sent("recall_msg");
+  tsm::barrier();
+  if (me == 1) {
+    for (int k = 0; k < rounds; ++k) {
+      lock.acquire(0);
+      ++*counter;
+      lock.release(0);
+    }
+    EXPECT_EQ(figure("tsm.lock_acquires_kept") - kept0, static_cast<std::uint64_t>(rounds - 1));
+    EXPECT_EQ(sent("request_msg") - requests0, 1u) << "asked once, then kept";
+    EXPECT_EQ(sent("release_msg") - releases0, 0u);
+  }
+  tsm::barrier();
+  if (me == 0) {
+    lock.acquire(0);  // node 1 keeps it: the home recalls it
+    ++*counter;
+    lock.release(0);
+    EXPECT_EQ(figure("tsm.lock_recalls") - recalls0, 1u);
+    EXPECT_EQ(sent("recall_msg") - recall_msgs0, 1u);
+  }
+  tsm::barrier();
+  if (me == 1) {
+    EXPECT_EQ(sent("release_msg") - releases0, 1u) << "given back once, when recalled";
+  }
+  EXPECT_EQ(*counter, static_cast<std::uint64_t>(rounds + 1));
+  tsm::barrier();
+  tsm::free(counter);
 }
 
 // fence() waits for libtsm's protocol messages like any other: every node takes locks homed

@@ -20,7 +20,7 @@ struct RunCounts {
   double bytes = 0;          // their argument and payload bytes
   double misses = 0;         // coherence misses (TSM/XSM: read and write misses, upgrades)
   double invalidations = 0;  // invalidations sent by homes
-  double lock_waits = 0;     // lock requests that had to queue
+  double lock_waits = 0;     // lock requests that had to queue (the lock in use, or kept, elsewhere)
 };
 
 struct RunFigures {
