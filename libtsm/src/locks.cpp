@@ -13,6 +13,7 @@
 // allocated on the way: the lock states are made at creation, and the queue of waiters is
 // a list threaded through one "next" word per node (a node waits for one lock at a time).
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -159,6 +160,12 @@ void home_release(std::uint32_t id, std::uint64_t i, int from) {
   hand_to(l, id, i, next, l.first >= 0);
 }
 
+// Runs f() under the node lock, as a handler runs.
+template <class F>
+void locked(F&& f) {
+  am::run_locked([](void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }, &f);
+}
+
 // Runs a request or a release at lock i's home: in place, under the node lock as its
 // handler would run, when that is this node (no message to itself); else by message M.
 template <void (*Here)(std::uint32_t, std::uint64_t, int), auto M>
@@ -168,14 +175,7 @@ void at_home(std::uint32_t id, std::size_t i) {
     am::send<M>(home, id, std::uint64_t{i});
     return;
   }
-  struct call {
-    std::uint32_t id;
-    std::uint64_t i;
-  } c{id, i};
-  am::run_locked([](void* p) {
-    const auto* x = static_cast<const call*>(p);
-    Here(x->id, x->i, squall::node());
-  }, &c);
+  locked([&] { Here(id, i, home); });
 }
 
 }  // namespace
@@ -219,18 +219,13 @@ void lock_array::acquire(std::size_t i) {
   if (t.held[i]) throw usage_error("tsm::lock_array::acquire: this node already holds lock " + std::to_string(i));
   acquires.add();
   detail::stache::let_go();
-  struct take {
-    lock_table* t;
-    std::size_t i;
-    bool was_kept;
-  } k{&t, i, false};
-  am::run_locked([](void* p) {
-    auto* x = static_cast<take*>(p);
-    x->was_kept = x->t->kept[x->i];
-    x->t->kept[x->i] = false;
-    x->t->granted = false;
-  }, &k);
-  if (k.was_kept) {
+  bool was_kept = false;
+  locked([&] {
+    was_kept = t.kept[i];
+    t.kept[i] = false;
+    t.granted = false;
+  });
+  if (was_kept) {
     kept.add();
   } else {
     at_home<home_request, request_msg>(id_, i);
@@ -248,18 +243,13 @@ void lock_array::release(std::size_t i) {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
   t.held[i] = false;
   detail::before_release();
-  struct keep {
-    lock_table* t;
-    std::size_t i;
-    bool give_back;
-  } k{&t, i, false};
-  am::run_locked([](void* p) {
-    auto* x = static_cast<keep*>(p);
-    x->give_back = x->t->give_back[x->i];
-    x->t->give_back[x->i] = false;
-    x->t->kept[x->i] = !x->give_back;
-  }, &k);
-  if (k.give_back) at_home<home_release, release_msg>(id_, i);
+  bool give_back = false;
+  locked([&] {
+    give_back = t.give_back[i];
+    t.give_back[i] = false;
+    t.kept[i] = !give_back;
+  });
+  if (give_back) at_home<home_release, release_msg>(id_, i);
 }
 
 }  // namespace squall::tsm
