@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // tsm_sync: lock handoff and barrier latency on 2 nodes.
 //   lock_handoff_us  both nodes acquire one lock (homed on node 0) over and over, adding one
-//                    to a shared counter inside: time per acquisition, the lock alternating
-//                    between the nodes (the counter's block moves with it)
+//                    to a shared counter inside: time per acquisition, the lock and the
+//                    counter's block moving between the nodes; a node keeps the lock until
+//                    the other asks, so it may take it several times in a row
 //   barrier_us       time per tsm::barrier
 // Medians of 7 trials.
 #include <cstdio>
