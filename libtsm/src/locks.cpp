@@ -13,7 +13,6 @@
 // allocated on the way: the lock states are made at creation, and the queue of waiters is
 // a list threaded through one "next" word per node (a node waits for one lock at a time).
 #include <atomic>
-#include <type_traits>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -160,12 +159,6 @@ void home_release(std::uint32_t id, std::uint64_t i, int from) {
   hand_to(l, id, i, next, l.first >= 0);
 }
 
-// Runs f() under the node lock, as a handler runs.
-template <class F>
-void locked(F&& f) {
-  am::run_locked([](void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }, &f);
-}
-
 // Runs a request or a release at lock i's home: in place, under the node lock as its
 // handler would run, when that is this node (no message to itself); else by message M.
 template <void (*Here)(std::uint32_t, std::uint64_t, int), auto M>
@@ -175,7 +168,7 @@ void at_home(std::uint32_t id, std::size_t i) {
     am::send<M>(home, id, std::uint64_t{i});
     return;
   }
-  locked([&] { Here(id, i, home); });
+  am::run_locked([&] { Here(id, i, home); });
 }
 
 }  // namespace
@@ -220,7 +213,7 @@ void lock_array::acquire(std::size_t i) {
   acquires.add();
   detail::stache::let_go();
   bool was_kept = false;
-  locked([&] {
+  am::run_locked([&] {
     was_kept = t.kept[i];
     t.kept[i] = false;
     t.granted = false;
@@ -244,7 +237,7 @@ void lock_array::release(std::size_t i) {
   t.held[i] = false;
   detail::before_release();
   bool give_back = false;
-  locked([&] {
+  am::run_locked([&] {
     give_back = t.give_back[i];
     t.give_back[i] = false;
     t.kept[i] = !give_back;

@@ -341,6 +341,11 @@ void poll();                // runs the handlers of arrived messages (no-op insi
 std::int64_t clock_ns();  // steady clock, nanoseconds
 void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx);
 void run_locked(void (*fn)(void*), void* ctx);
+// The same for any callable (which may capture by reference): f() at once, under the node lock.
+template <class F>
+void run_locked(F&& f) {
+  run_locked([](void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }, static_cast<void*>(&f));
+}
 
 // Polls until pred() holds: spins briefly, then sleeps until a message arrives. pred runs
 // with the node lock held (never concurrently with a handler) and is not called again once

@@ -106,8 +106,9 @@ counts counts_of(const void* p);
 
 // Locks: collective creation of `count` locks, lock i homed at node i % nodes, which hands it
 // to waiters in the order their requests arrived. A node keeps a lock it released until
-// another node asks for it, and takes it again meanwhile without a message. Each costs a few words at its home
-// (usage_error for a count whose state would take more than a quarter of the host's memory).
+// another node asks for it, and takes it again meanwhile without a message. Each costs a few
+// words at its home (usage_error for a count whose state would take more than a quarter of
+// the host's memory).
 class lock_array {
  public:
   explicit lock_array(std::size_t count);  // collective

@@ -92,9 +92,7 @@ std::span<const std::byte> shm_transport::peek(int src) {
   const std::uint64_t word = mail.incoming();
   if (word != 0 && mailbox::position_of(word) == static_cast<std::uint32_t>(ring.position())) {
     peeked_mail_[src] = true;
-    const auto packet = mail.take(word);
-    ring.note_mail_taken(mail.taken());
-    return packet;
+    return take_from_mailbox(src, word);
   }
   return ring.take(header);
 }

@@ -63,9 +63,7 @@ class shm_transport final : public transport {
     mailbox& m = mail_[src];
     const std::uint64_t word = m.incoming();
     if (word == 0 || mailbox::position_of(word) != static_cast<std::uint32_t>(in_[src].position())) return {};
-    const auto packet = m.take(word);
-    in_[src].note_mail_taken(m.taken());
-    return packet;
+    return take_from_mailbox(src, word);
   }
   // Whether a mailbox packet waits, for a spinning waiter (mailbox::worth_looking).
   bool mail_waiting() const {
@@ -79,6 +77,14 @@ class shm_transport final : public transport {
   void set_mailbox_tuning(int quiet_polls, bool demote);
 
  private:
+  // Copies out the mailbox packet of `word` from `src` and tells its sender, through the
+  // pair's ring, that it was taken (nudge_peers reads it).
+  std::span<const std::byte> take_from_mailbox(int src, std::uint64_t word) {
+    const auto packet = mail_[src].take(word);
+    in_[src].note_mail_taken(mail_[src].taken());
+    return packet;
+  }
+
   const job_area& job_;
   int me_;
   std::vector<ring_producer> out_;  // by destination
