@@ -68,6 +68,16 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
   ctl.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+// Sets the program's presence (node_runtime::compute, under the node lock). The shared
+// `lingering` line mirrors whether it lingers, for late waiters in other nodes (nudges); it
+// is written only when that changes, so a wait entered from computing writes nothing more.
+void set_compute(node_runtime& nd, int state) {
+  const bool lingered = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
+  const bool lingers = state == node_runtime::lingering;
+  nd.compute.store(state, std::memory_order_relaxed);
+  if (lingered != lingers) nd.control().lingering.store(lingers ? 1 : 0, std::memory_order_relaxed);
+}
+
 // Drops a lingering program thread out of `awake`, then polls for what arrived while it
 // counted as polling without being so. The program's presence changes under the node lock
 // (enter_wait, leave_wait).
@@ -77,8 +87,7 @@ bool end_lingering(node_runtime& nd) {
   if (nd.compute.load(std::memory_order_relaxed) != node_runtime::lingering) return false;
   std::lock_guard g(nd.lock);
   if (nd.compute.load(std::memory_order_relaxed) != node_runtime::lingering) return false;
-  nd.compute.store(node_runtime::away, std::memory_order_relaxed);
-  nd.control().lingering.store(0, std::memory_order_relaxed);
+  set_compute(nd, node_runtime::away);
   nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   nd.engine->poll();
   return true;
@@ -194,12 +203,8 @@ void enter_wait(node_runtime& nd) {
   nd.waits_entered.store(nd.waits_entered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   nd.waiters.store(nd.waiters.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const int was = nd.compute.load(std::memory_order_relaxed);
-  nd.compute.store(node_runtime::waiting, std::memory_order_relaxed);
-  if (was != node_runtime::lingering) {
-    nd.control().awake.fetch_add(1, std::memory_order_seq_cst);
-  } else {
-    nd.control().lingering.store(0, std::memory_order_relaxed);
-  }
+  set_compute(nd, node_runtime::waiting);
+  if (was != node_runtime::lingering) nd.control().awake.fetch_add(1, std::memory_order_seq_cst);
 }
 
 // Returns true when the caller stays counted as polling (lingering): the last waiter out
@@ -213,11 +218,10 @@ bool leave_wait(node_runtime& nd, bool slept) {
     return false;
   }
   if (!slept && nd.config.linger_ns > 0 && nd.progress.joinable()) {
-    nd.compute.store(node_runtime::lingering, std::memory_order_relaxed);
-    nd.control().lingering.store(1, std::memory_order_relaxed);
+    set_compute(nd, node_runtime::lingering);
     return true;
   }
-  nd.compute.store(node_runtime::away, std::memory_order_relaxed);
+  set_compute(nd, node_runtime::away);
   nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   return false;
 }
@@ -326,8 +330,7 @@ void stop_progress_thread(node_runtime& nd) {
   nd.progress.join();
   std::lock_guard g(nd.lock);
   if (nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering) {
-    nd.compute.store(node_runtime::away, std::memory_order_relaxed);
-    nd.control().lingering.store(0, std::memory_order_relaxed);
+    set_compute(nd, node_runtime::away);
     nd.control().awake.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
