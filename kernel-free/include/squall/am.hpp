@@ -347,9 +347,17 @@ void run_locked(F&& f) {
   run_locked([](void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }, static_cast<void*>(&f));
 }
 
+// For a condition that one program thread of this node changes for another without a
+// message (a lock handed from thread to thread): the threads of this node asleep in
+// wait_until test their conditions again, and those that now hold wake. Cheap when none
+// sleeps.
+void wake_waiters();
+
 // Polls until pred() holds: spins briefly, then sleeps until a message arrives. pred runs
 // with the node lock held (never concurrently with a handler) and is not called again once
-// it returned true, so it may consume what it waited for. Like a handler, pred must not
+// it returned true, so it may consume what it waited for. While the caller sleeps, another
+// thread of the node that handles messages asks pred on its behalf: it must not depend on
+// which thread runs it (no thread_local state). Like a handler, pred must not
 // touch an application view of a shared segment (a fault under the node lock ends the
 // process). A protocol's fault handler may wait (wait_until, call): the handlers of arriving
 // messages, its own protocol's included, run while it waits.

@@ -150,6 +150,12 @@ void call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx) {
   }
 }
 
+void wake_waiters() {
+  rt::node_runtime& nd = rt::require("am::wake_waiters");
+  if (nd.sleeping_waiters.load() == 0) return;
+  rt::locked(nd, [&] { rt::wake_sleeping_waiters(nd); });
+}
+
 void run_locked(void (*fn)(void*), void* ctx) {
   rt::node_runtime& nd = rt::require("am::run_locked");
   rt::locked(nd, [&] { nd.engine->run_as_handler(fn, ctx); });

@@ -51,7 +51,17 @@ struct node_runtime {
   node_lock lock;
   std::thread progress;
   std::atomic<bool> stopping{false};
-  std::atomic<bool> compute_sleeping{false};
+  // Program threads asleep in a wait (waiting.cpp), each with its condition: a thread that
+  // handles messages, or changes what they wait for (am::wake_waiters), tests their
+  // conditions and rings the doorbell when one holds. The list is under the node lock.
+  struct sleeping_wait {
+    bool (*pred)(void*);
+    void* ctx;
+    bool satisfied;
+    sleeping_wait* next;
+  };
+  sleeping_wait* sleeping = nullptr;
+  std::atomic<int> sleeping_waiters{0};
   // Whether the program's threads count as polling (see waiting.cpp): away, inside a
   // wait, or lingering - just left a wait and still counted, until the progress thread
   // sees no new wait for a linger period and takes over.
@@ -87,6 +97,9 @@ void close_transports(node_runtime& nd);
 
 // Waiting (waiting.cpp).
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
+// Under the node lock: tests the conditions of this node's program threads asleep in a
+// wait, and wakes them if one now holds.
+void wake_sleeping_waiters(node_runtime& nd);
 void start_progress_thread(node_runtime& nd);
 void stop_progress_thread(node_runtime& nd);
 

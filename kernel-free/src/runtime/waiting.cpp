@@ -102,10 +102,38 @@ bool has_work(node_runtime& nd) {
 // True while a program thread spins in a wait: it polls for the node, and the progress
 // thread keeps out of its way (two pollers only fight over the lock).
 bool program_polls(const node_runtime& nd) {
-  return nd.compute.load() == node_runtime::waiting && !nd.compute_sleeping.load();
+  return nd.compute.load() == node_runtime::waiting && nd.waiters.load() > nd.sleeping_waiters.load();
+}
+
+// The progress thread of a job of one node: everything that arrives was sent by the
+// node's own threads, which ring when none of them polls (they do not linger here,
+// runtime.cpp), so it sleeps until rung or until a deferred call is due, and then serves.
+// Watching the program's waits as below woke it every 80 us or so on the cores two PARMACS
+// workers computed on (SOR on one node of two threads: 0.30 s against 0.21 s on pthreads).
+void serve_alone(node_runtime& nd) {
+  auto& ctl = nd.control();
+  ctl.awake.fetch_add(1, std::memory_order_seq_cst);
+  while (!nd.stopping.load(std::memory_order_relaxed)) {
+    sleep_on_doorbell(nd, idle_timeout_ns, [&] { return nd.engine->next_deadline() <= now_ns(); });
+    stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
+    if (nd.stopping.load(std::memory_order_relaxed)) break;
+    nd.check_abort();
+    std::lock_guard g(nd.lock);
+    const std::size_t handled = nd.engine->poll();
+    if (handled != 0) {
+      stats::bump(stats::counter_at(progress_polls), handled);
+      wake_sleeping_waiters(nd);
+    }
+    if (nd.engine->has_unsent()) nd.engine->flush_all();
+  }
+  ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void progress_loop(node_runtime& nd) {
+  if (nd.n == 1) {
+    serve_alone(nd);
+    return;
+  }
   auto& ctl = nd.control();
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   std::int64_t last_work = 0;  // sleep at once: nothing has happened yet
@@ -125,16 +153,13 @@ void progress_loop(node_runtime& nd) {
     const bool lingering = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
     if (!program_polls(nd) && (!lingering || has_work(nd)) && nd.lock.try_lock()) {
       handled = nd.engine->poll();
+      // A program thread asleep in a wait may be waiting for what was just handled.
+      if (handled != 0) wake_sleeping_waiters(nd);
       nd.lock.unlock();
     }
     if (handled != 0) {
       stats::bump(stats::counter_at(progress_polls), handled);
       last_work = now_ns();
-      // A compute thread asleep in a wait may be waiting for what we just handled.
-      if (nd.compute_sleeping.load(std::memory_order_seq_cst)) {
-        ctl.doorbell.fetch_add(1);
-        futex_wake_all(&ctl.doorbell);
-      }
       continue;
     }
     nd.check_abort();
@@ -159,6 +184,7 @@ void progress_loop(node_runtime& nd) {
       // ending that here would make every later sender ring.
       if (!program_polls(nd) && nd.lock.try_lock()) {
         handled = nd.engine->poll();
+        if (handled != 0) wake_sleeping_waiters(nd);
         nd.lock.unlock();
         if (handled != 0) stats::bump(stats::counter_at(progress_polls), handled);
       }
@@ -238,10 +264,18 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   }
   bool slept = false;
   bool worked = false;
+  // Handlers run here may answer another program thread of this node asleep in a wait of
+  // its own: it is woken.
   auto poll_and_test = [&] {
     std::lock_guard g(nd.lock);
+    // Another program thread's send may have left a packet partly filled (aggregation):
+    // it goes now, as this thread's own did when the wait began.
+    if (nd.engine->has_unsent()) nd.engine->flush_all();
     bool satisfied = false;
-    if (nd.engine->poll_until(pred, ctx, satisfied) != 0) worked = true;
+    if (nd.engine->poll_until(pred, ctx, satisfied) != 0) {
+      worked = true;
+      wake_sleeping_waiters(nd);
+    }
     return satisfied;
   };
   // The spin period starts at the first look at the clock: a short wait never reads it.
@@ -266,6 +300,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       std::lock_guard g(nd.lock);
       satisfied_by_mail = nd.engine->poll_mail(pred, ctx);
       worked = true;
+      wake_sleeping_waiters(nd);
       return true;
     };
     for (unsigned spins = 1; !(nd.engine->mail_waiting() && handle_mail()) && !nd.engine->worth_polling() &&
@@ -293,28 +328,51 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     if (nudge_at != INT64_MAX) nudge();
     stats::counter_at(waits_slept).fetch_add(1, std::memory_order_relaxed);
     slept = true;
-    nd.compute_sleeping.store(true, std::memory_order_seq_cst);
     // pred may consume what it waits for (a collective takes its message out of the
-    // inbox), so a true answer here ends the wait: it must not be asked again.
-    bool satisfied = false;
+    // inbox), so a true answer here ends the wait: it must not be asked again. Another
+    // thread that handles messages asks it too while this one sleeps (wake_sleeping_waiters).
+    node_runtime::sleeping_wait self{pred, ctx, false, nullptr};
+    {
+      std::lock_guard g(nd.lock);
+      self.next = nd.sleeping;
+      nd.sleeping = &self;
+      nd.sleeping_waiters.fetch_add(1, std::memory_order_seq_cst);
+    }
     // A fault handler waits holding the node lock (memory/fault_service.cpp); it lets go
     // while asleep, so that the progress thread can serve meanwhile - otherwise that thread
     // would count as awake without being able to poll, and senders would not ring.
     const int levels = nd.lock.release_all();
     sleep_on_doorbell(nd, idle_timeout_ns, [&] {
       std::lock_guard g(nd.lock);
-      satisfied = pred(ctx);
-      return satisfied || nd.transport->any_incoming();
+      if (!self.satisfied) self.satisfied = pred(ctx);
+      return self.satisfied || nd.transport->any_incoming();
     });
     nd.lock.restore(levels);
-    nd.compute_sleeping.store(false, std::memory_order_relaxed);
-    if (satisfied) break;
+    {
+      std::lock_guard g(nd.lock);
+      node_runtime::sleeping_wait** at = &nd.sleeping;
+      while (*at != &self) at = &(*at)->next;
+      *at = self.next;
+      nd.sleeping_waiters.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (self.satisfied) break;
     spin_until = 0;
   }
   std::lock_guard g(nd.lock);
   if (leave_wait(nd, slept)) return;
   // Messages whose senders saw us awake and did not ring: handle them now.
   nd.engine->poll();
+}
+
+void wake_sleeping_waiters(node_runtime& nd) {
+  if (nd.sleeping_waiters.load(std::memory_order_relaxed) == 0) return;
+  bool any = false;
+  for (node_runtime::sleeping_wait* w = nd.sleeping; w != nullptr; w = w->next) {
+    if (!w->satisfied && w->pred(w->ctx)) any = w->satisfied = true;
+  }
+  if (!any) return;
+  nd.control().doorbell.fetch_add(1);
+  futex_wake_all(&nd.control().doorbell);
 }
 
 void start_progress_thread(node_runtime& nd) {
