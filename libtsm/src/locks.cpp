@@ -9,10 +9,18 @@
 // message), and a recall of a kept lock one more. Issue 22 counted BARNES's lock round trip
 // for every body in every step, though each body's cell lock is mostly taken by one node.
 //
+// Several program threads of a node may use an array at once. A node asks a home for a lock
+// once, whichever of its threads want it; the lock goes from thread to thread inside the node
+// without a message while the home has not asked for it back, and back to the home at the
+// release after it has (then the node's remaining waiters ask again, behind the others).
+//
 // Handlers may run inside a fault handler on the SIGBUS path, so nothing they touch is
-// allocated on the way: the lock states are made at creation, and the queue of waiters is
-// a list threaded through one "next" word per node (a node waits for one lock at a time).
+// allocated on the way: the lock states are made at creation, and each home's queue of
+// waiting nodes is a list threaded through one "next" word per lock and node.
+#include <unistd.h>
+
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -32,6 +40,7 @@ namespace {
 
 stats::counter acquires("tsm.lock_acquires");
 stats::counter kept("tsm.lock_acquires_kept");      // of those, of a lock this node had kept: no message
+stats::counter passed("tsm.lock_passed_in_node");   // of those, from another thread of this node
 stats::counter queued("tsm.lock_requests_queued");  // by this node as home: the lock was out
 stats::counter recalls("tsm.lock_recalls");         // by this node as home: asked a holder for a lock back
 
@@ -41,16 +50,27 @@ struct lock_state {
   bool recalled = false;               // the holder knows to give it back
 };
 
-// Per lock at this node: free (not here), held (in use), kept (here, unused) or held with
-// give_back (return it at release). held is the program thread's; kept and give_back change
-// under the node lock, as the home's recall may arrive at any time.
+// Per lock at this node, under the node lock: out (not here, perhaps requested), held (in
+// use by one of its threads, or handed to a waiting one that has not taken it yet), or kept
+// (here, unused); give_back when the home asked for it back. `ready` is what a waiting
+// thread takes (set by the grant or by a thread's release), `owner` the thread using it.
 struct lock_table {
+  explicit lock_table(std::size_t count, std::size_t homed_here, std::size_t nodes)
+      : at_home(homed_here),
+        next(homed_here * nodes, -1),
+        held(count),
+        kept(count),
+        give_back(count),
+        requested(count),
+        waiting(count),
+        ready(new std::atomic<char>[count]()),
+        owner(new std::atomic<std::int32_t>[count]()) {}
   std::vector<lock_state> at_home;   // index i / nodes, for the locks homed here
-  std::vector<std::int32_t> next;    // per node: the node behind it in a queue here
-  std::vector<bool> held;            // per lock: this node holds it
-  std::vector<bool> kept;            // per lock: this node keeps it, unused
-  std::vector<bool> give_back;       // per lock: the home asked for it back
-  bool granted = false;              // this node's request in flight was granted
+  std::vector<std::int32_t> next;    // per lock homed here and node: the node behind it in the queue
+  std::vector<char> held, kept, give_back, requested;
+  std::vector<std::int32_t> waiting;  // per lock: threads of this node waiting for it
+  std::unique_ptr<std::atomic<char>[]> ready;
+  std::unique_ptr<std::atomic<std::int32_t>[]> owner;  // the thread id, 0 for none
 };
 
 // Lock arrays by id; read by handlers while the program thread may create another, hence
@@ -68,14 +88,26 @@ lock_table& table(std::uint32_t id) {
   return *t;
 }
 
+std::int32_t this_thread() {
+  thread_local const auto tid = static_cast<std::int32_t>(::gettid());
+  return tid;
+}
+
 std::size_t slot_of(std::size_t i) { return i / static_cast<std::size_t>(squall::nodes()); }
 
 int home_of(std::size_t i) { return static_cast<int>(i % static_cast<std::size_t>(squall::nodes())); }
 
+std::int32_t& next_of(lock_table& t, std::size_t i, int node) {
+  return t.next[slot_of(i) * static_cast<std::size_t>(squall::nodes()) + static_cast<std::size_t>(node)];
+}
+
+// This node's request for lock i was granted: one of its waiting threads takes the lock.
 void granted(std::uint32_t id, std::uint64_t i, bool give_back) {
   lock_table& t = table(id);
-  t.granted = true;
-  t.give_back[i] = give_back;
+  t.requested[i] = 0;
+  t.held[i] = 1;
+  t.give_back[i] = give_back ? 1 : 0;
+  t.ready[i].store(1, std::memory_order_release);
 }
 
 void grant_msg(am::token&, std::uint32_t id, std::uint64_t i, bool give_back) { granted(id, i, give_back); }
@@ -96,14 +128,14 @@ void home_release(std::uint32_t id, std::uint64_t i, int from);
 void release_msg(am::token& tok, std::uint32_t id, std::uint64_t i) { home_release(id, i, tok.source()); }
 
 // At a lock's holder, under the node lock: a kept lock goes back to its home at once, one in
-// use at its release.
+// use (or handed to a waiting thread) at its release.
 void holder_recall(std::uint32_t id, std::uint64_t i) {
   lock_table& t = table(id);
-  if (!t.kept[i]) {
-    t.give_back[i] = true;
+  if (t.kept[i] == 0) {
+    t.give_back[i] = 1;
     return;
   }
-  t.kept[i] = false;
+  t.kept[i] = 0;
   const int home = home_of(i);
   if (home == squall::node()) {
     home_release(id, i, home);
@@ -122,11 +154,11 @@ void home_request(std::uint32_t id, std::uint64_t i, int from) {
     return;
   }
   queued.add();
-  t.next[from] = -1;
+  next_of(t, i, from) = -1;
   if (l.last < 0) {
     l.first = from;
   } else {
-    t.next[l.last] = from;
+    next_of(t, i, l.last) = from;
   }
   l.last = from;
   if (l.recalled) return;
@@ -154,7 +186,7 @@ void home_release(std::uint32_t id, std::uint64_t i, int from) {
     return;
   }
   const int next = l.first;
-  l.first = t.next[next];
+  l.first = next_of(t, i, next);
   if (l.first < 0) l.last = -1;
   hand_to(l, id, i, next, l.first >= 0);
 }
@@ -176,9 +208,12 @@ void at_home(std::uint32_t id, std::size_t i) {
 lock_array::lock_array(std::size_t count) : count_(count) {
   const auto n = static_cast<std::size_t>(squall::nodes());
   const std::size_t homed_here = count / n + (count % n != 0 ? 1 : 0);
-  // Checked before an id is taken or a table built, without wrapping.
+  // Checked before an id is taken or a table built, without wrapping: per lock 4 flags, a
+  // waiting count, a ready flag and an owner; per lock homed here its state and n queue words.
+  constexpr std::size_t per_lock = 4 + 4 + 1 + 4;
+  const std::size_t per_homed = sizeof(lock_state) + n * sizeof(std::int32_t);
   const std::size_t budget = detail::state_budget_bytes();
-  if (count / 8 * 3 > budget || homed_here > (budget - count / 8 * 3) / sizeof(lock_state)) {
+  if (count > budget / per_lock || homed_here > (budget - count * per_lock) / per_homed) {
     throw usage_error("tsm::lock_array: " + std::to_string(count) +
                       " locks need more state on each node than a quarter of this host's memory");
   }
@@ -190,13 +225,7 @@ lock_array::lock_array(std::size_t count) : count_(count) {
   } else {
     throw usage_error("tsm::lock_array: more than 4096 lock arrays exist at once");
   }
-  auto* t = new lock_table;
-  t->at_home.resize(homed_here);
-  t->next.assign(n, -1);
-  t->held.assign(count, false);
-  t->kept.assign(count, false);
-  t->give_back.assign(count, false);
-  tables[id_].store(t, std::memory_order_release);
+  tables[id_].store(new lock_table(count, homed_here, n), std::memory_order_release);
   squall::barrier();  // every node has the table before any request for it arrives
 }
 
@@ -209,22 +238,38 @@ lock_array::~lock_array() {
 void lock_array::acquire(std::size_t i) {
   if (i >= count_) throw usage_error("tsm::lock_array::acquire: lock " + std::to_string(i) + " of " + std::to_string(count_));
   lock_table& t = table(id_);
-  if (t.held[i]) throw usage_error("tsm::lock_array::acquire: this node already holds lock " + std::to_string(i));
+  if (t.owner[i].load(std::memory_order_relaxed) == this_thread()) {
+    throw usage_error("tsm::lock_array::acquire: this thread already holds lock " + std::to_string(i));
+  }
   acquires.add();
   detail::stache::let_go();
-  bool was_kept = false;
+  bool was_kept = false, ask = false;
   am::run_locked([&] {
-    was_kept = t.kept[i];
-    t.kept[i] = false;
-    t.granted = false;
+    if (t.kept[i] != 0) {
+      was_kept = true;
+      t.kept[i] = 0;
+      t.held[i] = 1;
+      return;
+    }
+    ++t.waiting[i];
+    // Asked once per node: while it is here or asked for, this thread waits its turn.
+    if (t.held[i] == 0 && t.requested[i] == 0) {
+      t.requested[i] = 1;
+      ask = true;
+    }
   });
   if (was_kept) {
     kept.add();
   } else {
-    at_home<home_request, request_msg>(id_, i);
-    am::wait_until([&t] { return t.granted; });
+    if (ask) at_home<home_request, request_msg>(id_, i);
+    am::wait_until([&t, i] {
+      char one = 1;
+      if (!t.ready[i].compare_exchange_strong(one, 0)) return false;
+      --t.waiting[i];  // pred runs under the node lock
+      return true;
+    });
   }
-  t.held[i] = true;
+  t.owner[i].store(this_thread(), std::memory_order_relaxed);
   detail::after_acquire();
   std::atomic_signal_fence(std::memory_order_seq_cst);  // the critical section stays after this
 }
@@ -232,17 +277,36 @@ void lock_array::acquire(std::size_t i) {
 void lock_array::release(std::size_t i) {
   if (i >= count_) throw usage_error("tsm::lock_array::release: lock " + std::to_string(i) + " of " + std::to_string(count_));
   lock_table& t = table(id_);
-  if (!t.held[i]) throw usage_error("tsm::lock_array::release: this node does not hold lock " + std::to_string(i));
+  if (t.owner[i].load(std::memory_order_relaxed) != this_thread()) {
+    throw usage_error("tsm::lock_array::release: this thread does not hold lock " + std::to_string(i));
+  }
   std::atomic_signal_fence(std::memory_order_seq_cst);  // and before this
-  t.held[i] = false;
+  t.owner[i].store(0, std::memory_order_relaxed);
   detail::before_release();
-  bool give_back = false;
+  bool give_back = false, ask_again = false, pass = false;
   am::run_locked([&] {
-    give_back = t.give_back[i];
-    t.give_back[i] = false;
-    t.kept[i] = !give_back;
+    if (t.give_back[i] != 0) {  // the home asked for it: back it goes, and this node's waiters queue again
+      give_back = true;
+      t.give_back[i] = 0;
+      t.held[i] = 0;
+      if (t.waiting[i] > 0) {
+        t.requested[i] = 1;
+        ask_again = true;
+      }
+    } else if (t.waiting[i] > 0) {  // to a thread of this node, without a message
+      pass = true;
+      t.ready[i].store(1, std::memory_order_release);
+    } else {
+      t.held[i] = 0;
+      t.kept[i] = 1;
+    }
   });
   if (give_back) at_home<home_release, release_msg>(id_, i);
+  if (ask_again) at_home<home_request, request_msg>(id_, i);
+  if (pass) {
+    passed.add();
+    am::wake_waiters();
+  }
 }
 
 }  // namespace squall::tsm

@@ -3,9 +3,12 @@
 // lock mutual exclusion under contention, and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <squall/squall.hpp>
@@ -212,6 +215,84 @@ TEST(Locks, KeptUntilAnotherNodeAsks) {
   EXPECT_EQ(*counter, static_cast<std::uint64_t>(rounds + 1));
   tsm::barrier();
   tsm::free(counter);
+}
+
+// Several threads of every node take the same locks: a read-modify-write with time inside,
+// single and two locks nested (in index order), must lose no addition; and the node's threads
+// share one request to the home (a lock goes from thread to thread without a message).
+TEST(Locks, ThreadsOfEveryNodeShareTheLocks) {
+  constexpr int threads = 3, rounds = 200;
+  constexpr std::size_t counters = 4;
+  const int me = node(), n = nodes();
+  auto* sums = tsm::alloc<std::uint64_t>(counters, {.homes = memory::home_policy::partition()});
+  tsm::lock_array locks(counters);
+  tsm::barrier();
+  auto work = [&](int t) {
+    std::mt19937_64 rng(1000 * static_cast<unsigned>(me) + static_cast<unsigned>(t));
+    for (int k = 0; k < rounds; ++k) {
+      const std::size_t c = rng() % counters;
+      const bool nested = rng() % 4 == 0;
+      const std::size_t d = (c + 1) % counters, first = std::min(c, d), second = std::max(c, d);
+      locks.acquire(first);
+      if (nested) locks.acquire(second);
+      const std::uint64_t v = sums[first];
+      if (k % 8 == 0) std::this_thread::yield();
+      sums[first] = v + 1;
+      if (nested) {
+        sums[second] = sums[second] + 1;
+        locks.release(second);
+      }
+      locks.release(first);
+    }
+  };
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) running.emplace_back(work, t);
+  for (auto& r : running) r.join();
+  tsm::barrier();
+  std::vector<std::uint64_t> expected(counters, 0);
+  for (int who = 0; who < n; ++who) {
+    for (int t = 0; t < threads; ++t) {
+      std::mt19937_64 rng(1000 * static_cast<unsigned>(who) + static_cast<unsigned>(t));
+      for (int k = 0; k < rounds; ++k) {
+        const std::size_t c = rng() % counters, d = (c + 1) % counters;
+        const bool nested = rng() % 4 == 0;
+        ++expected[std::min(c, d)];
+        if (nested) ++expected[std::max(c, d)];
+      }
+    }
+  }
+  for (std::size_t c = 0; c < counters; ++c) EXPECT_EQ(sums[c], expected[c]) << "counter " << c;
+  tsm::barrier();
+  tsm::free(sums);
+}
+
+// One thread holds a lock homed elsewhere while another thread of its node asks for it: the
+// second gets it from the first (or kept, if it asked late) - one request for both.
+TEST(Locks, ALockPassesBetweenThreadsWithoutAMessage) {
+  const int me = node(), n = nodes();
+  if (n < 2) GTEST_SKIP() << "needs 2 nodes";
+  tsm::lock_array lock(1);  // homed at node 0
+  auto requests = [] { return stats::take().handler("squall::tsm::{anonymous}::request_msg").sent; };
+  auto figure = [](const char* name) { return stats::take().get(name); };
+  tsm::barrier();
+  if (me == 1) {
+    const std::uint64_t requests0 = requests(), passed0 = figure("tsm.lock_passed_in_node"),
+                        kept0 = figure("tsm.lock_acquires_kept");
+    lock.acquire(0);
+    std::thread other([&] {
+      lock.acquire(0);
+      lock.release(0);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // mostly: the other thread waits by now
+    EXPECT_THROW(lock.acquire(0), usage_error) << "this thread holds it already";
+    lock.release(0);
+    other.join();
+    EXPECT_EQ(requests() - requests0, 1u) << "one request for both threads";
+    EXPECT_EQ(figure("tsm.lock_passed_in_node") - passed0 + figure("tsm.lock_acquires_kept") - kept0, 1u);
+    std::thread stranger([&] { EXPECT_THROW(lock.release(0), usage_error) << "another thread's release"; });
+    stranger.join();
+  }
+  tsm::barrier();
 }
 
 // fence() waits for libtsm's protocol messages like any other: every node takes locks homed

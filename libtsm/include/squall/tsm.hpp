@@ -12,10 +12,14 @@
 //   double total = squall::tsm::allreduce(x[0], squall::op::sum{});  // collective
 //   squall::tsm::free(x);                                 // collective
 //
-// Memory model: every load and store to TSM memory is sequentially consistent across nodes
-// (a block is readable on many nodes or writable on one; a store needs the only copy). Locks
-// and barriers need no fences of their own: acquire, release and barrier are compiler
-// barriers, and the protocol orders the accesses around them.
+// Memory model: between nodes, a block is readable on many nodes or writable on one, and a
+// store needs the only copy. With one program thread per node every load and store to TSM
+// memory is therefore sequentially consistent. The program threads of one node share its
+// copies through the hardware (no protocol between them), so among them memory behaves as
+// the processor's does (x86-64: TSO, a thread may read its own store before others see it),
+// and so does the whole: a data-race-free program sees sequential consistency. Locks and
+// barriers need no fences of their own: acquire, release and barrier are compiler barriers,
+// and the protocol orders the accesses around them.
 //
 // Two ways to allocate: alloc/free, collective, a segment of its own per call with its own
 // block size and homes; and malloc/heap_free, by any node at any time without the others, from
@@ -26,7 +30,9 @@
 // options name another for the whole segment (options::protocol: tsm::init's heap too). The
 // memory model above is stache's; another protocol states its own.
 //
-// Limits of this version: a node runs one program thread that touches TSM memory.
+// Threads: any number of a node's threads may touch TSM memory and use lock arrays at once
+// (the node's fault path serves their misses); the collectives (alloc, free, barrier,
+// allreduce, lock_array creation) are called by one thread of each node.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -105,10 +111,11 @@ struct counts {
 counts counts_of(const void* p);
 
 // Locks: collective creation of `count` locks, lock i homed at node i % nodes, which hands it
-// to waiters in the order their requests arrived. A node keeps a lock it released until
-// another node asks for it, and takes it again meanwhile without a message. Each costs a few
-// words at its home (usage_error for a count whose state would take more than a quarter of
-// the host's memory).
+// to waiting nodes in the order their requests arrived. A node keeps a lock it released until
+// another node asks for it, and takes it again meanwhile without a message; among the
+// threads of a node a lock passes without a message too, until another node asks. A lock is
+// held by a thread. Each costs a few words on every node and at its home (usage_error for a
+// count whose state would take more than a quarter of the host's memory).
 class lock_array {
  public:
   explicit lock_array(std::size_t count);  // collective
@@ -116,8 +123,8 @@ class lock_array {
   lock_array(const lock_array&) = delete;
   lock_array& operator=(const lock_array&) = delete;
 
-  void acquire(std::size_t i);  // waits; usage_error if this node already holds lock i
-  void release(std::size_t i);  // usage_error unless this node holds lock i
+  void acquire(std::size_t i);  // waits; usage_error if this thread already holds lock i
+  void release(std::size_t i);  // usage_error unless this thread holds lock i
   std::size_t size() const { return count_; }
 
  private:
