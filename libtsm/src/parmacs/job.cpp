@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The life of a PARMACS job: every node starts the runtime before main (MAIN_ENV's
-// constructor calls squall_parmacs_boot); node 0 runs main and hands functions to the other
-// nodes with CREATE; at node 0's exit every node stops together.
+// constructor calls squall_parmacs_boot); node 0 runs main and starts workers with CREATE;
+// at node 0's exit every node stops together.
 //
-// Node 0 keeps which workers run a function; a worker tells it when its function returns.
-// WAIT_FOR_END waits for all of them, whatever its argument (forms differ on whether it
-// counts main).
+// Workers are threads: a node runs up to SQUALL_WORKERS_PER_NODE of them (main counts on
+// node 0), which share the node's copy of the memory through the hardware, as threads do.
+// CREATE fills node 0 first, then node 1, and so on (as ArgoDSM places its threads); with
+// one worker per node (the default, the papers' setting) every worker is its own coherence
+// domain. A worker has a slot, node * per_node + k; node 0 keeps which slots run a function,
+// and a worker tells it when its function returns. WAIT_FOR_END waits for all of them,
+// whatever its argument (forms differ on whether it counts main).
 //
 // CREATE and the end of a worker's function order memory as a thread's start and join do:
 // the sender releases (a release-consistent protocol's writes go home) before its message,
@@ -23,6 +27,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -32,6 +37,7 @@
 #include <squall/tsm.hpp>
 #include <squall/tsm/protocol.hpp>
 
+#include "env.hpp"
 #include "parmacs/parmacs.hpp"
 #include "protocol/sync_points.hpp"
 
@@ -44,19 +50,26 @@ using entry = void* (*)(void*);
 
 struct job {
   byte_range data;                                      // the program's globals, shared
-  std::unique_ptr<std::atomic<bool>[]> busy;            // node 0: per node, runs a function
+  long per_node = 1;                                    // SQUALL_WORKERS_PER_NODE
+  std::unique_ptr<std::atomic<bool>[]> busy;            // node 0: per slot, runs a function
   std::atomic<long> busy_count{0};                      // node 0
   std::atomic<bool> main_can_arrive{true};              // node 0: main may still reach a barrier
-  std::atomic<std::uintptr_t> assigned{0};              // a worker: the function to run
-  std::atomic<bool> ended{false};                       // a worker: node 0 ended the job
-  std::atomic<bool> in_function{false};                 // a worker: runs the function
+  std::unique_ptr<std::atomic<std::uintptr_t>[]> assigned;  // per slot here: the function to run
+  std::atomic<long> assignments{0};                     // functions assigned here and not started
+  std::unique_ptr<std::thread[]> threads;               // per slot here: the worker's thread
+  std::atomic<bool> ended{false};                       // a worker node: node 0 ended the job
 };
 job* the_job = nullptr;
+thread_local bool in_function = false;  // this thread runs a worker's function
+thread_local long my_slot = 0;          // this thread's slot on its node (main: 0)
 
-void run_msg(am::token&, std::uint64_t function) { the_job->assigned.store(function); }
+void run_msg(am::token&, std::uint64_t function, std::int64_t k) {
+  the_job->assigned[k].store(function);
+  the_job->assignments.fetch_add(1);
+}
 void end_msg(am::token&) { the_job->ended.store(true); }
-void done_msg(am::token& t) {
-  the_job->busy[t.source()].store(false);
+void done_msg(am::token& t, std::int64_t k) {
+  the_job->busy[t.source() * the_job->per_node + k].store(false);
   the_job->busy_count.fetch_sub(1);
   check_barriers();
 }
@@ -100,10 +113,17 @@ void finish() {
   squall::finalize();
 }
 
+void join_workers() {
+  for (long k = 0; k < the_job->per_node; ++k) {
+    if (the_job->threads[k].joinable()) the_job->threads[k].join();
+  }
+}
+
 void end_of_job() {
   the_job->main_can_arrive.store(false);
   am::send<recheck_msg>(0);
   am::wait_until([] { return the_job->busy_count.load() == 0; });
+  join_workers();
   tsm::detail::after_acquire();  // the workers' writes, for main's exit handlers
   for (int i = 1; i < squall::nodes(); ++i) am::send<end_msg>(i);
   finish();
@@ -112,11 +132,11 @@ void end_of_job() {
 // Every node, at exit(status): see the top of this file.
 void at_exit(int status, void*) {
   if (!squall::initialized()) return;  // the job has ended (finish)
-  if (squall::node() != 0) {
-    if (!the_job->in_function.load()) return;
+  if (in_function) {
     flush_output();
-    end_job(status, "worker node %d exited with status %d; the job ends", squall::node(), status);
+    end_job(status, "a worker on node %d exited with status %d; the job ends", squall::node(), status);
   }
+  if (squall::node() != 0) return;
   const long running = the_job->busy_count.load();
   if (status != 0 && running > 0) {
     flush_output();
@@ -125,22 +145,52 @@ void at_exit(int status, void*) {
   end_of_job();
 }
 
+// A worker's thread: runs f in slot k, then tells node 0.
+void run_worker(std::uintptr_t f, long k) {
+  my_slot = k;
+  in_function = true;
+  tsm::detail::after_acquire();  // main's writes before CREATE
+  reinterpret_cast<entry>(f)(nullptr);
+  in_function = false;
+  tsm::detail::before_release();  // this worker's writes, before node 0 hears that it ended
+  flush_output();  // its output is out before node 0 hears that it ended
+  am::send<done_msg>(0, std::int64_t{k});
+  am::flush();
+}
+
+// Starts a thread for the function in slot k (its previous thread, if any, has ended).
+void start_worker(long k) {
+  std::thread& t = the_job->threads[k];
+  if (t.joinable()) t.join();
+  t = std::thread(run_worker, the_job->assigned[k].exchange(0), k);
+}
+
+// The main thread of nodes other than 0: starts the functions CREATE assigns here.
 [[noreturn]] void serve_as_worker() {
   for (;;) {
-    am::wait_until([] { return the_job->assigned.load() != 0 || the_job->ended.load(); });
-    const std::uintptr_t f = the_job->assigned.exchange(0);
-    if (f == 0) break;
-    the_job->in_function.store(true);
-    tsm::detail::after_acquire();  // main's writes before CREATE
-    reinterpret_cast<entry>(f)(nullptr);
-    the_job->in_function.store(false);
-    tsm::detail::before_release();  // this worker's writes, before node 0 hears that it ended
-    flush_output();  // its output is out before node 0 hears that it ended
-    am::send<done_msg>(0);
-    am::flush();
+    am::wait_until([] { return the_job->assignments.load() != 0 || the_job->ended.load(); });
+    if (the_job->assignments.load() == 0) break;
+    for (long k = 0; k < the_job->per_node; ++k) {
+      if (the_job->assigned[k].load() == 0) continue;
+      the_job->assignments.fetch_sub(1);
+      start_worker(k);
+    }
   }
+  join_workers();
   finish();
   std::exit(0);
+}
+
+// SQUALL_WORKERS_PER_NODE: how many workers (threads) CREATE starts on a node. Another
+// protocol than stache keeps one: the release-consistent ones keep per-node state that their
+// hooks change without a lock.
+long configured_workers_per_node(std::string_view protocol) {
+  const auto w = static_cast<long>(tsm::detail::env_number("SQUALL_WORKERS_PER_NODE", 1, 1, 1024, "a count"));
+  if (w > 1 && protocol != "stache") {
+    fail("SQUALL_WORKERS_PER_NODE=%ld: the %.*s protocol runs one worker per node; unset one of them", w,
+         static_cast<int>(protocol.size()), protocol.data());
+  }
+  return w;
 }
 
 }  // namespace
@@ -166,8 +216,12 @@ extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void
   try {
     squall::init(&argc, &argv);
     the_job = new job;
-    the_job->busy = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(squall::nodes()));
     const std::string_view protocol = chosen_protocol();
+    the_job->per_node = configured_workers_per_node(protocol);
+    const auto slots = static_cast<std::size_t>(the_job->per_node);
+    the_job->busy = std::make_unique<std::atomic<bool>[]>(slots * static_cast<std::size_t>(squall::nodes()));
+    the_job->assigned = std::make_unique<std::atomic<std::uintptr_t>[]>(slots);
+    the_job->threads = std::make_unique<std::thread[]>(slots);
     tsm::init({.protocol = protocol});
     start_sync();
     the_job->data = program_data();
@@ -184,37 +238,57 @@ extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void
 }
 
 extern "C" void squall_parmacs_create(void (*f)(void), long workers) {
-  if (squall::node() != 0) fail("CREATE: only main (node 0) starts workers; node %d tried", squall::node());
+  if (squall::node() != 0 || in_function) fail("CREATE: only main (node 0) starts workers");
   const long count = workers < 0 ? 1 : workers - 1;
+  const long per_node = the_job->per_node;
+  const long slots = per_node * squall::nodes();
   // Every worker counts as running before the first one starts: a started worker may reach a
   // BARRIER, and node 0's handlers check it against the running count, before this loop ends.
-  std::vector<int> started;
+  // Slot 0 is main's.
+  std::vector<long> started;
   for (long k = 0; k < count; ++k) {
-    int idle = 1;
-    while (idle < squall::nodes() && the_job->busy[idle].load()) ++idle;
-    if (idle == squall::nodes()) {
-      const long needed = the_job->busy_count.load() + (count - k) + 1;
+    long idle = 1;
+    while (idle < slots && the_job->busy[idle].load()) ++idle;
+    if (idle == slots) {
+      const long needed = the_job->busy_count.load() + count + 1;  // places: the running, these, main
       // CREATE(f, P) says how many workers there will be; CREATE(f) in a loop does not, so
       // further calls may want more nodes than this one knows of.
-      fail("CREATE: the program starts more workers than the %d node(s) besides node 0; run squallrun -n %ld%s, "
+      fail("CREATE: the program starts more workers than the %ld place(s) besides main (%d node(s), %ld worker(s) "
+           "per node); run squallrun -n %ld%s, set SQUALL_WORKERS_PER_NODE to run several on a node as threads, "
            "or ask the program for fewer processes",
-           squall::nodes() - 1, needed, workers < 0 ? " or more (one per process the program starts)" : "");
+           slots - 1, squall::nodes(), per_node, (needed + per_node - 1) / per_node,
+           workers < 0 ? " or more (one place per process the program starts)" : "");
     }
     the_job->busy[idle].store(true);
     started.push_back(idle);
   }
   the_job->busy_count.fetch_add(count);
   tsm::detail::before_release();  // main's writes reach the workers
-  for (const int node : started) am::send<run_msg>(node, reinterpret_cast<std::uintptr_t>(f));
+  const auto fn = reinterpret_cast<std::uintptr_t>(f);
+  for (const long slot : started) {
+    const long node = slot / per_node, k = slot % per_node;
+    if (node == 0) {
+      the_job->assigned[k].store(fn);
+      start_worker(k);
+    } else {
+      am::send<run_msg>(static_cast<int>(node), std::uint64_t{fn}, std::int64_t{k});
+    }
+  }
   am::flush();
   if (workers >= 0) reinterpret_cast<entry>(reinterpret_cast<void*>(f))(nullptr);
 }
 
 extern "C" void squall_parmacs_wait_for_end(long) {
-  if (squall::node() != 0) fail("WAIT_FOR_END: only main (node 0) waits for the workers");
+  if (squall::node() != 0 || in_function) fail("WAIT_FOR_END: only main (node 0) waits for the workers");
   the_job->main_can_arrive.store(false);
   am::send<recheck_msg>(0);
   am::wait_until([] { return the_job->busy_count.load() == 0; });
+  join_workers();
   tsm::detail::after_acquire();  // the workers' writes
   the_job->main_can_arrive.store(true);
 }
+
+namespace squall::tsm::parmacs {
+long workers_per_node() { return the_job->per_node; }
+long worker_slot() { return my_slot; }
+}  // namespace squall::tsm::parmacs

@@ -25,6 +25,12 @@ long running_processes();
 // CREATE workers.
 bool main_runs_free();
 
+// job.cpp: SQUALL_WORKERS_PER_NODE, and the slot of the calling thread on its node (main
+// and the workers' threads; 0 .. workers_per_node() - 1). A waiter at node 0 is
+// node * workers_per_node() + slot.
+long workers_per_node();
+long worker_slot();
+
 // sync.cpp: made collectively at boot; checks at node 0 whether a barrier can no longer
 // complete because processes ended (job.cpp calls it when they do).
 void start_sync();

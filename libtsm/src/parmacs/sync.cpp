@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // PARMACS synchronisation on top of TSM: locks are one tsm::lock_array made at boot (lock
 // ids handed out by node 0); barriers, pauses (semaphores) and global subscripts live at
-// node 0, which queues the waiting nodes and answers them by message. Each object in shared
-// memory holds only its id, so it can sit in G_MALLOC memory or a global.
+// node 0, which queues the waiting workers (a waiter is a node and the worker's slot there)
+// and answers them by message. Each object in shared memory holds only its id, so it can
+// sit in G_MALLOC memory or a global.
 //
 // Node 0's tables are made at boot and never grow: its handlers may run inside one of its
 // own fault handlers on the SIGBUS path, where nothing may allocate.
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <unistd.h>
@@ -43,18 +45,18 @@ struct object {
   kind what = kind::none;
   long expected = 0;  // barrier: BARINIT's count (0: each BARRIER gives it)
   long episode = 0;   // barrier: the count of the episode in progress
-  long arrived = 0;   // barrier: nodes waiting in it; subscript: -1s given this round
+  long arrived = 0;   // barrier: workers waiting in it; subscript: -1s given this round
   long value = 0;     // pause: published and not taken; subscript: the next one
-  int first = -1, last = -1;  // waiting nodes, oldest first
+  long first = -1, last = -1;  // waiters, oldest first
 };
 
 struct node0_tables {
   std::vector<object> objects;  // by id
   std::size_t used = 0;
-  std::vector<int> next;        // per node: the node behind it in a queue (one wait at a time)
+  std::vector<long> next;       // per waiter: the one behind it in a queue (one wait at a time)
   std::size_t locks_used = 0;
-  long waiting = 0;             // nodes in some queue here (a BARRIER or a WAITPAUSE)
-  std::vector<char> queued;     // per node: in some queue here
+  long waiting = 0;             // waiters in some queue here (a BARRIER or a WAITPAUSE)
+  std::vector<char> queued;     // per waiter: in some queue here
 };
 
 std::size_t env_count(const char* name) {
@@ -63,26 +65,31 @@ std::size_t env_count(const char* name) {
 
 std::unique_ptr<lock_array> locks;
 std::unique_ptr<node0_tables> node0;  // node 0 only
-std::atomic<bool> granted{false};     // this node's wait was answered
+std::unique_ptr<std::atomic<bool>[]> granted;  // per slot on this node: its wait was answered
 
 // ---- node 0 ----
 
-void grant_msg(am::token&) { granted.store(true); }
+long waiter_of(const am::token& t, std::int64_t slot) { return t.source() * workers_per_node() + slot; }
 
-void enqueue(object& o, int node) {
-  ++node0->waiting;
-  node0->queued[node] = 1;
-  node0->next[node] = -1;
-  if (o.last < 0) o.first = node; else node0->next[o.last] = node;
-  o.last = node;
+void grant_msg(am::token&, std::int64_t slot) { granted[slot].store(true); }
+void grant(long waiter) {
+  am::send<grant_msg>(static_cast<int>(waiter / workers_per_node()), std::int64_t{waiter % workers_per_node()});
 }
-int dequeue(object& o) {
+
+void enqueue(object& o, long waiter) {
+  ++node0->waiting;
+  node0->queued[waiter] = 1;
+  node0->next[waiter] = -1;
+  if (o.last < 0) o.first = waiter; else node0->next[o.last] = waiter;
+  o.last = waiter;
+}
+long dequeue(object& o) {
   --node0->waiting;
-  const int node = o.first;
-  node0->queued[node] = 0;
-  o.first = node0->next[node];
+  const long waiter = o.first;
+  node0->queued[waiter] = 0;
+  o.first = node0->next[waiter];
   if (o.first < 0) o.last = -1;
-  return node;
+  return waiter;
 }
 
 object& checked(std::uint64_t id, kind want, int from) {
@@ -110,37 +117,37 @@ std::uint64_t new_locks_msg(am::token&, std::uint64_t count) {
 }
 
 void release_barrier(object& o) {
-  while (o.first >= 0) am::send<grant_msg>(dequeue(o));
+  while (o.first >= 0) grant(dequeue(o));
   o.arrived = 0;
 }
 
-void arrive_msg(am::token& t, std::uint64_t id, long count) {
+void arrive_msg(am::token& t, std::uint64_t id, long count, std::int64_t slot) {
   object& o = checked(id, kind::barrier, t.source());
   const long n = count > 0 ? count : o.expected;
   if (n <= 0) fail("BARRIER on node %d: no count, neither in BARRIER nor in BARINIT", t.source());
   if (o.arrived == 0) {
     o.episode = n;
   } else if (n != o.episode) {
-    fail("BARRIER: node %d entered it for %ld processes, but %ld node(s) before it for %ld", t.source(), n,
+    fail("BARRIER: a worker on node %d entered it for %ld processes, but %ld before it for %ld", t.source(), n,
          o.arrived, o.episode);
   }
-  enqueue(o, t.source());
+  enqueue(o, waiter_of(t, slot));
   if (++o.arrived == n) release_barrier(o);
   else check_barriers();
 }
 
 void pause_set_msg(am::token& t, std::uint64_t id) {
   object& o = checked(id, kind::pause, t.source());
-  if (o.first >= 0) am::send<grant_msg>(dequeue(o)); else ++o.value;
+  if (o.first >= 0) grant(dequeue(o)); else ++o.value;
 }
 void pause_clear_msg(am::token& t, std::uint64_t id) { checked(id, kind::pause, t.source()).value = 0; }
-void pause_wait_msg(am::token& t, std::uint64_t id) {
+void pause_wait_msg(am::token& t, std::uint64_t id, std::int64_t slot) {
   object& o = checked(id, kind::pause, t.source());
   if (o.value > 0) {
     --o.value;
-    am::send<grant_msg>(t.source());
+    grant(waiter_of(t, slot));
   } else {
-    enqueue(o, t.source());
+    enqueue(o, waiter_of(t, slot));
     check_barriers();
   }
 }
@@ -159,12 +166,15 @@ long getsub_msg(am::token& t, std::uint64_t id, long max, long processes) {
 
 // ---- any node ----
 
-// Sends message M to node 0 and waits for its grant (a barrier's release, a pause taken).
+// Sends message M to node 0 for this thread's slot and waits for its grant (a barrier's
+// release, a pause taken).
 template <auto M, class... A>
 void wait_at_node0(A... args) {
-  granted.store(false);
-  am::send<M>(0, args...);
-  am::wait_until([] { return granted.load(); });
+  const long slot = worker_slot();
+  std::atomic<bool>& mine = granted[slot];
+  mine.store(false);
+  am::send<M>(0, args..., std::int64_t{slot});
+  am::wait_until([&mine] { return mine.load(); });
 }
 
 std::uint64_t new_object(kind what, long expected) {
@@ -205,11 +215,13 @@ void end_job(int status, const char* fmt, ...) {
 
 void start_sync() {
   locks = std::make_unique<lock_array>(env_count("SQUALL_PARMACS_LOCKS"));
+  granted = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(workers_per_node()));
   if (squall::node() == 0) {
+    const auto waiters = static_cast<std::size_t>(squall::nodes() * workers_per_node());
     node0 = std::make_unique<node0_tables>();
     node0->objects.resize(env_count("SQUALL_PARMACS_OBJECTS"));
-    node0->next.assign(static_cast<std::size_t>(squall::nodes()), -1);
-    node0->queued.assign(static_cast<std::size_t>(squall::nodes()), 0);
+    node0->next.assign(waiters, -1);
+    node0->queued.assign(waiters, 0);
   }
   squall::barrier();  // node 0's tables exist before anyone asks
 }
@@ -245,7 +257,11 @@ using namespace squall::tsm::parmacs;
 
 extern "C" {
 
+// The shared heap serves one thread of a node at a time.
+std::mutex heap_mutex;
+
 void* squall_parmacs_malloc(size_t bytes, long home) {
+  std::lock_guard g(heap_mutex);
   try {
     // A hint, as in SPLASH-2: a program run on fewer nodes than processes names homes
     // beyond the last node.
@@ -256,6 +272,7 @@ void* squall_parmacs_malloc(size_t bytes, long home) {
 }
 
 void squall_parmacs_free(void* p) {
+  std::lock_guard g(heap_mutex);
   try {
     tsm::heap_free(p);
   } catch (const std::exception& e) {

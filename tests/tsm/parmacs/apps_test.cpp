@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The PARMACS programs of apps/parmacs/ print the same checksum on 2, 4 and 8 nodes (as
 // many processes as nodes) as on one, on the default (thread) fault path, and on 4 nodes on
-// the SIGBUS path and with 8 messages per packet. RadixUnderMultipleWriter (a ctest entry of
+// the SIGBUS path and with 8 messages per packet; and with two workers per node as threads,
+// on one node and on two. RadixUnderMultipleWriter (a ctest entry of
 // its own): radix on 4 nodes with every segment under the multiple-writer protocol
 // (SQUALL_TSM_PROTOCOL) prints the one-node checksum.
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "run_command.hpp"
+#include "stats_json.hpp"
 
 namespace {
 
@@ -22,12 +24,14 @@ std::string checksum_of(const std::string& output) {
   return output.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
-std::string run_on(const char* program, int nodes, const std::string& env = "") {
-  const auto r = run(env + " " + SQUALLRUN + " -n " + std::to_string(nodes) + " " + program + " -p" +
-                         std::to_string(nodes),
+// `per_node` workers on each node (threads sharing the node's memory), so nodes * per_node
+// processes.
+std::string run_on(const char* program, int nodes, const std::string& env = "", int per_node = 1) {
+  const auto r = run(env + " SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " + SQUALLRUN + " -n " +
+                         std::to_string(nodes) + " " + program + " -p" + std::to_string(nodes * per_node),
                      300);
-  EXPECT_EQ(r.status, 0) << program << " on " << nodes << " nodes\n" << r.output;
-  std::printf("%s n=%d: %.1f s, %s\n", program, nodes, r.seconds, checksum_of(r.output).c_str());
+  EXPECT_EQ(r.status, 0) << program << " on " << nodes << " nodes of " << per_node << "\n" << r.output;
+  std::printf("%s n=%d x %d: %.1f s, %s\n", program, nodes, per_node, r.seconds, checksum_of(r.output).c_str());
   return checksum_of(r.output);
 }
 
@@ -39,11 +43,47 @@ void same_everywhere(const char* program) {
   // Aggregated messages on more nodes than cores: a protocol answer left in a partly filled
   // packet hung the job.
   EXPECT_EQ(run_on(program, 4, "SQUALL_AGGREGATION=8"), one) << program << " with aggregation";
+  // Workers as threads: one node of two (no protocol between them), and two nodes of two.
+  EXPECT_EQ(run_on(program, 1, "", 2), one) << program << " on one node of 2 threads";
+  EXPECT_EQ(run_on(program, 2, "", 2), one) << program << " on 2 nodes of 2 threads";
+  EXPECT_EQ(run_on(program, 2, "SQUALL_FAULT_PATH=sigbus", 2), one) << program << " on 2 nodes of 2 threads, SIGBUS path";
 }
 
 TEST(ParmacsApps, SorChecksumIsTheOneNodeChecksum) { same_everywhere(SOR); }
 TEST(ParmacsApps, RadixChecksumIsTheOneNodeChecksum) { same_everywhere(RADIX); }
 TEST(ParmacsApps, NbodyChecksumIsTheOneNodeChecksum) { same_everywhere(NBODY); }
+
+// The workers of one node share its memory in hardware: SOR's workers read each other's
+// boundary rows every iteration, yet on one node of two threads no block moves (the only
+// faults are the first touches of blocks homed there), and on two nodes of two threads only
+// the boundary between the nodes costs misses, well under half of what four nodes of one
+// pay for three boundaries.
+TEST(ParmacsApps, WorkersOfANodeShareItsMemoryWithoutTheProtocol) {
+  auto stats_of = [](int nodes, int per_node) {
+    const std::string json = ::testing::TempDir() + "sor_stats.json";
+    const auto r = run("SQUALL_STATS=json:" + json + " SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " +
+                           SQUALLRUN + " -n " + std::to_string(nodes) + " " + SOR + " -p" + std::to_string(nodes * per_node),
+                       300);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return squall::test::stats_json(json);
+  };
+  const auto one_node = stats_of(1, 2);
+  ASSERT_EQ(one_node.nodes, 1);
+  for (const char* moved : {"tsm.read_misses", "tsm.upgrades", "tsm.invalidations_sent", "tsm.retries"}) {
+    EXPECT_EQ(one_node.total(moved), 0u) << moved;
+  }
+  EXPECT_GT(one_node.total("tsm.write_misses"), 0u) << "the first touches";
+  EXPECT_EQ(one_node.total("memory.faults.read_invalid"), 0u);
+
+  const auto two_by_two = stats_of(2, 2), four_by_one = stats_of(4, 1);
+  const auto misses = [](const squall::test::stats_json& j) {
+    return j.total("tsm.read_misses") + j.total("tsm.upgrades") + j.total("tsm.invalidations_sent");
+  };
+  std::printf("misses, upgrades and invalidations: 2 nodes x 2 threads %llu, 4 nodes x 1 %llu\n",
+              static_cast<unsigned long long>(misses(two_by_two)), static_cast<unsigned long long>(misses(four_by_one)));
+  EXPECT_GT(misses(two_by_two), 0u);
+  EXPECT_LT(misses(two_by_two), misses(four_by_one) / 2);
+}
 
 // Radix is free of data races (its processes write disjoint words of shared pages between
 // barriers and pauses), so release consistency gives it the same result.

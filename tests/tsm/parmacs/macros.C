@@ -4,7 +4,7 @@
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,
  *                                         pause-deadlock, create, uninit, malloc, malloc-wrap),
  *                                         which must end the job
- *   macros -p P -exit worker|main         the worker on the last node, or main while the
+ *   macros -p P -exit worker|main         a worker on the last node, or main while the
  *                                         workers wait, calls exit(3) or exit(4): the job
  *                                         must end with that status
  * Macros appear with and without a trailing semicolon on purpose; the LOCK in this
@@ -154,10 +154,11 @@ static void stuck(void) {
   WAITPAUSE(Global->spare) /* nobody publishes one */
 }
 
-/* The last node's worker exits; the others wait for a pause nobody publishes (not a
+/* One worker of the last node exits; the others wait for a pause nobody publishes (not a
  * barrier: node 0 would report it short of processes, which is not what is tested). */
+long exiting_here; /* the workers of the last node count themselves */
 static void exits(void) {
-  if (squall_node() == P - 1) exit(3);
+  if (squall_node() == squall_nodes() - 1 && __sync_fetch_and_add(&exiting_here, 1) == 0) exit(3);
   WAITPAUSE(Global->spare)
 }
 

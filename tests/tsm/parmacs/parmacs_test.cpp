@@ -31,6 +31,36 @@ TEST(Parmacs, EveryMacroFromOneToEightNodes) {
   }
 }
 
+// Workers as threads of a node (SQUALL_WORKERS_PER_NODE): every macro holds on one node of
+// two threads, on nodes of two and of four threads, and with the last node not full, on both
+// fault paths; CREATE says how many nodes a program needs with 2 per node.
+TEST(Parmacs, WorkersAsThreadsOfANode) {
+  const struct {
+    int nodes, processes, per_node;
+  } layouts[] = {{1, 2, 2}, {2, 4, 2}, {3, 5, 2}, {2, 8, 4}};
+  for (const char* path : {"sigbus", "thread"}) {
+    for (const auto& l : layouts) {
+      const auto r = run(job(l.nodes, "-p " + std::to_string(l.processes),
+                             std::string("SQUALL_FAULT_PATH=") + path + " SQUALL_WORKERS_PER_NODE=" + std::to_string(l.per_node)),
+                         120);
+      EXPECT_EQ(r.status, 0) << path << " n=" << l.nodes << " P=" << l.processes << "\n" << r.output;
+      EXPECT_EQ(count_of(r.output, "macros: ok on " + std::to_string(l.processes) + " processes"), 1) << r.output;
+    }
+  }
+  // Aggregated messages: a thread's send left in a partly filled packet while another
+  // thread of its node waited (spinning, never sending) once hung the job.
+  const auto aggregated = run(job(3, "-p 6", "SQUALL_WORKERS_PER_NODE=2 SQUALL_AGGREGATION=8"), 120);
+  EXPECT_EQ(aggregated.status, 0) << aggregated.output;
+  EXPECT_EQ(count_of(aggregated.output, "macros: ok on 6 processes"), 1) << aggregated.output;
+  const auto big = run(job(2, "-p 4 -bad create", "SQUALL_WORKERS_PER_NODE=2"), 60);
+  EXPECT_NE(big.status, 0);
+  EXPECT_EQ(count_of(big.output, "than the 3 place(s) besides main (2 node(s), 2 worker(s) per node); run squallrun -n 32,"), 1)
+      << big.output;
+  const auto other = run(job(1, "-p 2", "SQUALL_WORKERS_PER_NODE=2 SQUALL_TSM_PROTOCOL=multiple-writer"), 60);
+  EXPECT_NE(other.status, 0);
+  EXPECT_EQ(count_of(other.output, "the multiple-writer protocol runs one worker per node"), 1) << other.output;
+}
+
 TEST(Parmacs, FewerProcessesThanNodes) {
   const auto r = run(job(4, "-p 2"), 120);
   EXPECT_EQ(r.status, 0) << r.output;
@@ -72,7 +102,7 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
       {"uninit", 2, "LOCK: the lock was not initialised by LOCKINIT"},
       {"malloc", 2, "no room for 1099511627776 bytes in the shared heap"},
       {"malloc-wrap", 2, "G_MALLOC or NU_MALLOC: squall: tsm::malloc: no room for 18446744073709551615 bytes"},
-      {"create", 4, "CREATE: the program starts more workers than the 3 node(s) besides node 0"},
+      {"create", 4, "CREATE: the program starts more workers than the 3 place(s) besides main (4 node(s), 1 worker(s) per node); run squallrun -n 64,"},
       {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 are running"},
       {"barrier-late", 4, "BARRIER waits for 4 processes, but only 3 are running"},
       {"pause-deadlock", 3, "every running process waits in a BARRIER or WAITPAUSE"},
@@ -115,13 +145,18 @@ TEST(Parmacs, AnExitEndsTheJobWithItsStatus) {
     int status;
     const char* message;
   } cases[] = {
-      {MACROS, "", "worker", 3, "worker node 2 exited with status 3; the job ends"},
-      {MACROS, "SQUALL_FAULT_PATH=sigbus", "worker", 3, "worker node 2 exited with status 3; the job ends"},
-      {MACROS_AS_IS, "", "worker", 3, "worker node 2 exited with status 3; the job ends"},
+      {MACROS, "", "worker", 3, "a worker on node 2 exited with status 3; the job ends"},
+      {MACROS, "SQUALL_FAULT_PATH=sigbus", "worker", 3, "a worker on node 2 exited with status 3; the job ends"},
+      {MACROS_AS_IS, "", "worker", 3, "a worker on node 2 exited with status 3; the job ends"},
       {MACROS, "", "main", 4, "main (node 0) exited with status 4 while 2 worker(s) ran; the job ends"},
+      // Workers as threads: one on the last node (of 3 nodes, 6 processes, 2 per node), and
+      // main's exit while a worker runs beside it on node 0.
+      {MACROS, "SQUALL_WORKERS_PER_NODE=2", "worker", 3, "a worker on node 2 exited with status 3; the job ends"},
+      {MACROS, "SQUALL_WORKERS_PER_NODE=2", "main", 4, "main (node 0) exited with status 4 while 5 worker(s) ran; the job ends"},
   };
   for (const auto& c : cases) {
-    const auto r = run(std::string(c.env) + " " + SQUALLRUN + " -n 3 " + c.program + " -p 3 -exit " + c.who, 60);
+    const std::string p = std::string(c.env).find("PER_NODE=2") != std::string::npos ? "6" : "3";
+    const auto r = run(std::string(c.env) + " " + SQUALLRUN + " -n 3 " + c.program + " -p " + p + " -exit " + c.who, 60);
     if (count_of(r.output, "compile the program with -fPIC") > 0) continue;  // a sanitizer build refuses AS_IS
     EXPECT_EQ(r.status, c.status) << c.program << " " << c.env << "\n" << r.output;
     EXPECT_EQ(count_of(r.output, c.message), 1) << r.output;
