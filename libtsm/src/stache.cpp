@@ -3,6 +3,8 @@
 
 #include "env.hpp"
 
+#include <algorithm>
+
 #include <squall/runtime.hpp>
 #include <squall/stats.hpp>
 
@@ -186,9 +188,24 @@ void stache::grant(segment s, block_index b) {
 // node: 8,199 faults of about 8 us). Taking them costs the others nothing: the home lowers
 // its own copy in place when one asks.
 void stache::claim_ahead(segment s, block_index b) {
-  const std::size_t window = claim_window();
+  std::size_t window = claim_window();
   const int me = squall::node();
   if (window <= 1 || b == first_ || s.tag_of(b - 1) == tag::invalid) return;
+  // A sweep that faults where its last window ended takes twice as many next time, up to 64
+  // windows, as the kernel's readahead grows: a home that fills a large array pays a fault
+  // per 1024 blocks, not per 16 (PARMACS radix on one node of 2 workers: 1.25 of pthreads'
+  // time with 16, 1.10 with 128). The last few sweeps are remembered, one per thread that
+  // fills memory at once.
+  sweep* at = &sweeps_[next_sweep_];
+  for (sweep& w : sweeps_) {
+    if (w.size > 0 && w.end == b) at = &w;
+  }
+  if (at->size > 0 && at->end == b) {
+    window = std::min(2 * at->size, 64 * window);
+  } else {
+    next_sweep_ = (next_sweep_ + 1) % sweeps_.size();
+  }
+  at->size = window;
   block_index end = b + 1;
   for (; end < first_ + fetching_.size() && end < b + window; ++end) {
     if (s.tag_of(end) != tag::invalid || dir_.busy(end) || !dir_.held_by_nobody(end) || fetching_[end - first_] != 0 ||
@@ -197,6 +214,7 @@ void stache::claim_ahead(segment s, block_index b) {
     }
     dir_.set_owner(end, me);
   }
+  at->end = end;
   if (end == b + 1) return;
   s.set_tags(b + 1, end, tag::read_write);
   claimed_.add(end - b - 1);

@@ -7,6 +7,7 @@
 // Everything a message handler or fault handler touches is allocated in attach: handlers
 // may run inside a fault handler on the SIGBUS path, where nothing may allocate.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -74,6 +75,12 @@ class stache final : public tsm::protocol {
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
   std::vector<char> exclusive_;  // this node's ReadOnly copy was granted exclusively (E)
   std::vector<char> granting_exclusive_;  // home: the transaction in progress grants a read exclusively
+  struct sweep {
+    block_index end = 0;  // where the home's last fault-around window of this sweep ended
+    std::size_t size = 0;  // and how many blocks it was (0: none yet)
+  };
+  std::array<sweep, 4> sweeps_{};
+  std::size_t next_sweep_ = 0;  // the one a new sweep replaces
 
   protocol_counter read_misses_{"tsm.read_misses"};
   protocol_counter write_misses_{"tsm.write_misses"};

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Stache's fault-around at the home (libtsm/PROTOCOL.md): a home's fault on a block whose
 // predecessor it holds takes the next blocks it is home to and nobody holds, up to 16
-// (SQUALL_TSM_FAULT_AROUND's default), ReadWrite at once. Exact counts for a sweep, a sweep
+// (SQUALL_TSM_FAULT_AROUND's default), ReadWrite at once; a fault where the last window
+// ended doubles the window (up to 64 times the setting). Exact counts for a sweep, a sweep
 // that meets a block another node holds, and a sparse pattern; the home's own requests send
 // no message; other nodes still read what the home wrote.
 #include <gtest/gtest.h>
@@ -56,10 +57,11 @@ TEST(FaultAround, AHomeSweepOverFreshMemoryFaultsOnceAWindow) {
   }
   const tsm::counts after = m.settled();
   if (node() == 0) {
-    // Faults at 0 (no predecessor held), then 1, 17, 33 and 49, each taking the next 15.
-    EXPECT_EQ(after.write_misses - m.before.write_misses, 5u);
-    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 59u);
-    EXPECT_EQ(after.requests_served - m.before.requests_served, 5u);
+    // Faults at 0 (no predecessor held), then 1 (takes 2-16), 17 (a window of 32: 18-48) and
+    // 49 (of 64: 50-63, the rest).
+    EXPECT_EQ(after.write_misses - m.before.write_misses, 4u);
+    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 60u);
+    EXPECT_EQ(after.requests_served - m.before.requests_served, 4u);
   }
   expect_everyone_reads(m);
 }
@@ -76,9 +78,10 @@ TEST(FaultAround, StopsAtABlockAnotherNodeHolds) {
   }
   const tsm::counts after = m.settled();
   if (node() == 0) {
-    // Faults at 0, 1 (takes 2-9), 10 (from node 1; takes 11-25), 26, 42 and 58 (takes 59-63).
-    EXPECT_EQ(after.write_misses - m.before.write_misses, 6u);
-    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 58u);
+    // Faults at 0, 1 (takes 2-9), 10 (from node 1, where the window ended: takes 11-41) and
+    // 42 (takes 43-63).
+    EXPECT_EQ(after.write_misses - m.before.write_misses, 4u);
+    EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 60u);
   }
   expect_everyone_reads(m);
   EXPECT_EQ(m.word(10, 5), 99u);
