@@ -2,7 +2,9 @@
 // jacobi_run: one run of a 2-D Jacobi (5-point stencil, two grids of N x N doubles, I
 // iterations, one barrier each), on TSM or on threads, for bench/tsm/tsm_jacobi.
 //   squallrun -n P jacobi_run [--n N] [--iterations I]          TSM: node k computes, and is home
-//                                                                to, the k-th band of rows
+//             [--workers W]                                      to, the k-th band of rows; W threads
+//                                                                of each node split its band and
+//                                                                share the node's memory
 //   jacobi_run --threads T [--n N] [--iterations I]              T threads, std::barrier
 // Prints "time_ms", the checksum (sum of the final grid), and with TSM the misses and messages
 // (read, write, upgrade) of the timed iterations; with --json one JSON object as the last line.
@@ -99,7 +101,9 @@ std::uint64_t misses_of(const Grid& g) {
   return m;
 }
 
-Result run_tsm(int n, int iterations, std::uint64_t& misses) {
+// The node's band of rows, split among its `workers` threads; every iteration ends with a
+// barrier of the node's threads whose completion is the nodes' tsm::barrier.
+Result run_tsm(int n, int iterations, int workers, std::uint64_t& misses) {
   namespace tsm = squall::tsm;
   const int me = squall::node(), nodes = squall::nodes();
   const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(double);
@@ -118,11 +122,19 @@ Result run_tsm(int n, int iterations, std::uint64_t& misses) {
   initialise_rows(g, first, end);
   tsm::barrier();
   const std::uint64_t before = misses_of(g);
+  std::barrier sync(workers, []() noexcept { tsm::barrier(); });
   const auto t0 = Clock::now();
-  for (int it = 0; it < iterations; ++it) {
-    relax_rows(it % 2 ? g.b : g.a, it % 2 ? g.a : g.b, n, first, end);
-    tsm::barrier();
-  }
+  auto work = [&](int w) {
+    const int from = first + band_first(end - first, workers, w), to = first + band_first(end - first, workers, w + 1);
+    for (int it = 0; it < iterations; ++it) {
+      relax_rows(it % 2 ? g.b : g.a, it % 2 ? g.a : g.b, n, from, to);
+      sync.arrive_and_wait();
+    }
+  };
+  std::vector<std::thread> others;
+  for (int w = 1; w < workers; ++w) others.emplace_back(work, w);
+  work(0);
+  for (auto& t : others) t.join();
   const double seconds = squall::bench::seconds_since(t0);
 
   misses = misses_of(g) - before;
@@ -136,11 +148,12 @@ Result run_tsm(int n, int iterations, std::uint64_t& misses) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int n = 2048, iterations = 20, threads = 0;
+  int n = 2048, iterations = 20, threads = 0, workers = 1;
   const bool with_threads = squall::bench::has_flag(argc, argv, "--threads");
   if (!squall::bench::positive_option(argc, argv, "--n", n, 0) ||
       !squall::bench::positive_option(argc, argv, "--iterations", iterations, 0) ||
-      !squall::bench::positive_option(argc, argv, "--threads", threads, 0)) {
+      !squall::bench::positive_option(argc, argv, "--threads", threads, 0) ||
+      !squall::bench::positive_option(argc, argv, "--workers", workers, 0)) {
     return 2;
   }
   const bool json = squall::bench::has_flag(argc, argv, "--json");
@@ -154,7 +167,7 @@ int main(int argc, char** argv) {
   }
   squall::runtime rt(&argc, &argv);
   std::uint64_t mine = 0;
-  const Result r = run_tsm(n, iterations, mine);
+  const Result r = run_tsm(n, iterations, workers, mine);
   const double misses = squall::allreduce(static_cast<double>(mine));
   if (squall::node() == 0) {
     f.add("time_ms", r.ms);
