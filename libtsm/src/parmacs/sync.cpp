@@ -263,9 +263,11 @@ std::mutex heap_mutex;
 void* squall_parmacs_malloc(size_t bytes, long home) {
   std::lock_guard g(heap_mutex);
   try {
-    // A hint, as in SPLASH-2: a program run on fewer nodes than processes names homes
-    // beyond the last node.
-    return home < 0 ? tsm::malloc(bytes) : tsm::malloc(bytes, static_cast<int>(home % squall::nodes()));
+    // A hint, as in SPLASH-2, naming a process: process p runs on node p / workers per node
+    // when CREATE fills the nodes in order; a program run on fewer places than processes
+    // names homes beyond the last node.
+    return home < 0 ? tsm::malloc(bytes)
+                    : tsm::malloc(bytes, static_cast<int>(home / workers_per_node() % squall::nodes()));
   } catch (const std::exception& e) {
     fail("G_MALLOC or NU_MALLOC: %s", e.what());
   }

@@ -31,6 +31,7 @@ std::string run_on(const char* program, int nodes, const std::string& env = "", 
                          std::to_string(nodes) + " " + program + " -p" + std::to_string(nodes * per_node),
                      300);
   EXPECT_EQ(r.status, 0) << program << " on " << nodes << " nodes of " << per_node << "\n" << r.output;
+  EXPECT_EQ(r.output.find("DOES NOT"), std::string::npos) << "a program's own check failed\n" << r.output;
   std::printf("%s n=%d x %d: %.1f s, %s\n", program, nodes, per_node, r.seconds, checksum_of(r.output).c_str());
   return checksum_of(r.output);
 }
@@ -52,6 +53,8 @@ void same_everywhere(const char* program) {
 TEST(ParmacsApps, SorChecksumIsTheOneNodeChecksum) { same_everywhere(SOR); }
 TEST(ParmacsApps, RadixChecksumIsTheOneNodeChecksum) { same_everywhere(RADIX); }
 TEST(ParmacsApps, NbodyChecksumIsTheOneNodeChecksum) { same_everywhere(NBODY); }
+TEST(ParmacsApps, FftChecksumIsTheOneNodeChecksum) { same_everywhere(FFT); }
+TEST(ParmacsApps, LuChecksumIsTheOneNodeChecksum) { same_everywhere(LU); }
 
 // The workers of one node share its memory in hardware: SOR's workers read each other's
 // boundary rows every iteration, yet on one node of two threads no block moves (the only
