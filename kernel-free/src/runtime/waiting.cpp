@@ -114,10 +114,14 @@ void serve_alone(node_runtime& nd) {
   auto& ctl = nd.control();
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   while (!nd.stopping.load(std::memory_order_relaxed)) {
-    sleep_on_doorbell(nd, idle_timeout_ns, [&] { return nd.engine->next_deadline() <= now_ns(); });
+    // Waits linger only when SQUALL_LINGER_US asks for it here: then this thread ends it.
+    const bool lingering = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
+    sleep_on_doorbell(nd, lingering ? nd.config.linger_ns : idle_timeout_ns,
+                      [&] { return nd.engine->next_deadline() <= now_ns(); });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
     if (nd.stopping.load(std::memory_order_relaxed)) break;
     nd.check_abort();
+    if (lingering) end_lingering(nd);
     std::lock_guard g(nd.lock);
     const std::size_t handled = nd.engine->poll();
     if (handled != 0) {
