@@ -170,6 +170,13 @@ void start_worker(long k) {
   for (;;) {
     am::wait_until([] { return the_job->assignments.load() != 0 || the_job->ended.load(); });
     if (the_job->assignments.load() == 0) break;
+    if (the_job->per_node == 1) {
+      // One worker per node (the papers' setting): it runs on this thread, which the
+      // runtime favours (the node lock's bias, staged sends), as before workers were threads.
+      the_job->assignments.fetch_sub(1);
+      run_worker(the_job->assigned[0].exchange(0), 0);
+      continue;
+    }
     for (long k = 0; k < the_job->per_node; ++k) {
       if (the_job->assigned[k].load() == 0) continue;
       the_job->assignments.fetch_sub(1);
