@@ -116,6 +116,7 @@ void serve_alone(node_runtime& nd) {
   while (!nd.stopping.load(std::memory_order_relaxed)) {
     // Waits linger only when SQUALL_LINGER_US asks for it here: then this thread ends it.
     const bool lingering = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
+    const std::uint32_t rung = ctl.doorbell.load();
     sleep_on_doorbell(nd, lingering ? nd.config.linger_ns : idle_timeout_ns,
                       [&] { return nd.engine->next_deadline() <= now_ns(); });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
@@ -128,7 +129,11 @@ void serve_alone(node_runtime& nd) {
       stats::bump(stats::counter_at(progress_polls), handled);
       wake_sleeping_waiters(nd);
     }
-    if (nd.engine->has_unsent()) nd.engine->flush_all();
+    // Woken by the timeout rather than a doorbell: send what aggregation left behind.
+    if (ctl.doorbell.load() == rung && nd.engine->has_unsent()) {
+      stats::counter_at(timed_flushes).fetch_add(1, std::memory_order_relaxed);
+      nd.engine->flush_all();
+    }
   }
   ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
 }
