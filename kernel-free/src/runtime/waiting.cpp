@@ -42,6 +42,7 @@ const int progress_wakeups = stats::counter_slot("progress.wakeups");
 const int progress_yields = stats::counter_slot("progress.yields");  // watching with nodes > cores
 const int progress_polls = stats::counter_slot("progress.packets_handled");
 const int timed_flushes = stats::counter_slot("progress.timed_flushes");
+const int progress_lock_busy = stats::counter_slot("progress.lock_busy");  // work, but the node lock was taken
 
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
@@ -160,11 +161,15 @@ void progress_loop(node_runtime& nd) {
     // A lingering program thread is back soon: step in only for work, so as not to take
     // the lock from it for nothing (node_lock.hpp: taking it from that thread is dear).
     const bool lingering = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
-    if (!program_polls(nd) && (!lingering || has_work(nd)) && nd.lock.try_lock()) {
-      handled = nd.engine->poll();
-      // A program thread asleep in a wait may be waiting for what was just handled.
-      if (handled != 0) wake_sleeping_waiters(nd);
-      nd.lock.unlock();
+    if (!program_polls(nd) && (!lingering || has_work(nd))) {
+      if (nd.lock.try_lock()) {
+        handled = nd.engine->poll();
+        // A program thread asleep in a wait may be waiting for what was just handled.
+        if (handled != 0) wake_sleeping_waiters(nd);
+        nd.lock.unlock();
+      } else {
+        stats::counter_at(progress_lock_busy).fetch_add(1, std::memory_order_relaxed);
+      }
     }
     if (handled != 0) {
       stats::bump(stats::counter_at(progress_polls), handled);
