@@ -30,8 +30,9 @@
 // options name another for the whole segment (options::protocol: tsm::init's heap too). The
 // memory model above is stache's; another protocol states its own.
 //
-// Threads: any number of a node's threads may touch TSM memory and use lock arrays at once
-// (the node's fault path serves their misses); the collectives (alloc, free, barrier,
+// Threads: any number of a node's threads may touch TSM memory, use lock arrays and call
+// malloc and heap_free at once (the node's fault path serves their misses; node 0's handler
+// keeps the heap's free list); the collectives (alloc, free, barrier,
 // allreduce, lock_array creation) are called by one thread of each node.
 #pragma once
 #include <cstddef>

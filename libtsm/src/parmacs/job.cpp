@@ -55,7 +55,6 @@ struct job {
   std::atomic<long> busy_count{0};                      // node 0
   std::atomic<bool> main_can_arrive{true};              // node 0: main may still reach a barrier
   std::unique_ptr<std::atomic<std::uintptr_t>[]> assigned;  // per slot here: the function to run
-  std::atomic<long> assignments{0};                     // functions assigned here and not started
   std::unique_ptr<std::thread[]> threads;               // per slot here: the worker's thread
   std::atomic<bool> ended{false};                       // a worker node: node 0 ended the job
 };
@@ -63,9 +62,14 @@ job* the_job = nullptr;
 thread_local bool in_function = false;  // this thread runs a worker's function
 thread_local long my_slot = 0;          // this thread's slot on its node (main: 0)
 
-void run_msg(am::token&, std::uint64_t function, std::int64_t k) {
-  the_job->assigned[k].store(function);
-  the_job->assignments.fetch_add(1);
+void run_msg(am::token&, std::uint64_t function, std::int64_t k) { the_job->assigned[k].store(function); }
+
+// Whether CREATE assigned a function here that has not started yet.
+bool any_assigned() {
+  for (long k = 0; k < the_job->per_node; ++k) {
+    if (the_job->assigned[k].load() != 0) return true;
+  }
+  return false;
 }
 void end_msg(am::token&) { the_job->ended.store(true); }
 void done_msg(am::token& t, std::int64_t k) {
@@ -168,19 +172,16 @@ void start_worker(long k) {
 // The main thread of nodes other than 0: starts the functions CREATE assigns here.
 [[noreturn]] void serve_as_worker() {
   for (;;) {
-    am::wait_until([] { return the_job->assignments.load() != 0 || the_job->ended.load(); });
-    if (the_job->assignments.load() == 0) break;
+    am::wait_until([] { return any_assigned() || the_job->ended.load(); });
+    if (!any_assigned()) break;
     if (the_job->per_node == 1) {
       // One worker per node (the papers' setting): it runs on this thread, which the
       // runtime favours (the node lock's bias, staged sends), as before workers were threads.
-      the_job->assignments.fetch_sub(1);
       run_worker(the_job->assigned[0].exchange(0), 0);
       continue;
     }
     for (long k = 0; k < the_job->per_node; ++k) {
-      if (the_job->assigned[k].load() == 0) continue;
-      the_job->assignments.fetch_sub(1);
-      start_worker(k);
+      if (the_job->assigned[k].load() != 0) start_worker(k);
     }
   }
   join_workers();

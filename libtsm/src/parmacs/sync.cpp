@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include <unistd.h>
@@ -257,11 +256,7 @@ using namespace squall::tsm::parmacs;
 
 extern "C" {
 
-// The shared heap serves one thread of a node at a time.
-std::mutex heap_mutex;
-
 void* squall_parmacs_malloc(size_t bytes, long home) {
-  std::lock_guard g(heap_mutex);
   try {
     // A hint, as in SPLASH-2, naming a process: process p runs on node p / workers per node
     // when CREATE fills the nodes in order; a program run on fewer places than processes
@@ -274,7 +269,6 @@ void* squall_parmacs_malloc(size_t bytes, long home) {
 }
 
 void squall_parmacs_free(void* p) {
-  std::lock_guard g(heap_mutex);
   try {
     tsm::heap_free(p);
   } catch (const std::exception& e) {
