@@ -350,6 +350,7 @@ void engine::handler_failed(const handler_entry& e, const std::exception& ex) {
 void engine::after_handling() {
   handled_epoch_.store(handled_epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   flush_handler_sends();
+  if (on_handled_ != nullptr) on_handled_(on_handled_ctx_);
 }
 
 void engine::flush_handler_sends() {

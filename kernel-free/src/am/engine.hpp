@@ -105,6 +105,12 @@ class engine {
     return unsent_.load(std::memory_order_relaxed) != 0 ||
            staged_bytes_.load(std::memory_order_relaxed) != drained_bytes_.load(std::memory_order_relaxed);
   }
+  // Called, under the node lock, by every poll that handled packets (the runtime wakes
+  // the threads asleep in a wait whose condition those packets may have met).
+  void on_handled(void (*fn)(void*), void* ctx) {
+    on_handled_ = fn;
+    on_handled_ctx_ = ctx;
+  }
   // Advances whenever a poll handled something: a waiter spinning without the lock
   // watches it to learn that another thread ran handlers.
   std::uint64_t handled_epoch() const { return handled_epoch_.load(std::memory_order_acquire); }
@@ -245,6 +251,8 @@ class engine {
   std::atomic<int> unsent_{0};
   void add_unsent(int d) { unsent_.store(unsent_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
   std::atomic<std::uint64_t> handled_epoch_{0};  // advances when a poll handled something
+  void (*on_handled_)(void*) = nullptr;
+  void* on_handled_ctx_ = nullptr;
 
   struct deferred_call {
     std::int64_t deadline = 0;

@@ -98,7 +98,8 @@ void close_transports(node_runtime& nd);
 // Waiting (waiting.cpp).
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
 // Under the node lock: tests the conditions of this node's program threads asleep in a
-// wait, and wakes them if one now holds.
+// wait, and wakes them if one now holds. The engine calls it after every poll that handled
+// packets (runtime.cpp sets that up), am::wake_waiters on request.
 void wake_sleeping_waiters(node_runtime& nd);
 void start_progress_thread(node_runtime& nd);
 void stop_progress_thread(node_runtime& nd);

@@ -158,6 +158,7 @@ void init(int*, char***) {
   setup_transports(*nd);
   nd->engine = std::make_unique<am::engine>(*nd->transport, nd->me, nd->n);
   nd->engine->set_aggregation(nd->config.aggregation);
+  nd->engine->on_handled([](void* n) { wake_sleeping_waiters(*static_cast<node_runtime*>(n)); }, nd);
   am::current_engine = nd->engine.get();
   am::engine::claim_stage(true);
   // This thread sends and waits most; the lock favours it (runtime/node_lock.hpp). Not by

@@ -126,10 +126,7 @@ void serve_alone(node_runtime& nd) {
     if (lingering) end_lingering(nd);
     std::lock_guard g(nd.lock);
     const std::size_t handled = nd.engine->poll();
-    if (handled != 0) {
-      stats::bump(stats::counter_at(progress_polls), handled);
-      wake_sleeping_waiters(nd);
-    }
+    if (handled != 0) stats::bump(stats::counter_at(progress_polls), handled);
     // Woken by the timeout rather than a doorbell: send what aggregation left behind.
     if (ctl.doorbell.load() == rung && nd.engine->has_unsent()) {
       stats::counter_at(timed_flushes).fetch_add(1, std::memory_order_relaxed);
@@ -164,8 +161,6 @@ void progress_loop(node_runtime& nd) {
     if (!program_polls(nd) && (!lingering || has_work(nd))) {
       if (nd.lock.try_lock()) {
         handled = nd.engine->poll();
-        // A program thread asleep in a wait may be waiting for what was just handled.
-        if (handled != 0) wake_sleeping_waiters(nd);
         nd.lock.unlock();
       } else {
         stats::counter_at(progress_lock_busy).fetch_add(1, std::memory_order_relaxed);
@@ -198,7 +193,6 @@ void progress_loop(node_runtime& nd) {
       // ending that here would make every later sender ring.
       if (!program_polls(nd) && nd.lock.try_lock()) {
         handled = nd.engine->poll();
-        if (handled != 0) wake_sleeping_waiters(nd);
         nd.lock.unlock();
         if (handled != 0) stats::bump(stats::counter_at(progress_polls), handled);
       }
@@ -278,18 +272,13 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   }
   bool slept = false;
   bool worked = false;
-  // Handlers run here may answer another program thread of this node asleep in a wait of
-  // its own: it is woken.
   auto poll_and_test = [&] {
     std::lock_guard g(nd.lock);
     // Another program thread's send may have left a packet partly filled (aggregation):
     // it goes now, as this thread's own did when the wait began.
     if (nd.engine->has_unsent()) nd.engine->flush_all();
     bool satisfied = false;
-    if (nd.engine->poll_until(pred, ctx, satisfied) != 0) {
-      worked = true;
-      wake_sleeping_waiters(nd);
-    }
+    if (nd.engine->poll_until(pred, ctx, satisfied) != 0) worked = true;
     return satisfied;
   };
   // The spin period starts at the first look at the clock: a short wait never reads it.
@@ -314,7 +303,6 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       std::lock_guard g(nd.lock);
       satisfied_by_mail = nd.engine->poll_mail(pred, ctx);
       worked = true;
-      wake_sleeping_waiters(nd);
       return true;
     };
     for (unsigned spins = 1; !(nd.engine->mail_waiting() && handle_mail()) && !nd.engine->worth_polling() &&
