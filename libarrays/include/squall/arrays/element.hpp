@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Array elements. An element is a user class derived from element<I> (I its index type),
+// default-constructible, with a cereal `serialize(Archive&)` member that packs what it must
+// carry when it migrates. Its public member functions are its entry methods.
+//
+//   struct Cell : squall::arrays::element<squall::arrays::index2d> {
+//     double value = 0;
+//     void add(double x) { value += x; }
+//     template <class A> void serialize(A& ar) { ar(value); }
+//   };
+//
+// Inside an entry method an element may send (to any element, broadcast), contribute to a
+// reduction, ask to migrate (migrate_me) or to be deleted (destroy_me); the last two take
+// effect when the method returns. It must not wait (future::get, run_until, quiesce): entry
+// methods run one at a time, on the node's program thread, from its scheduler.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <squall/arrays/codec.hpp>
+#include <squall/arrays/index.hpp>
+#include <squall/arrays/key.hpp>
+#include <squall/arrays/reduce.hpp>
+
+namespace squall::arrays {
+
+namespace detail {
+struct slot;  // the runtime's record of a local element (libarrays/src)
+}
+
+class element_base {
+ public:
+  element_base() = default;
+  element_base(const element_base&) = delete;
+  element_base& operator=(const element_base&) = delete;
+  virtual ~element_base() = default;
+
+  // Moves this element to node `to` once the running entry method returns (the paper's
+  // migrate call). Messages sent to it meanwhile reach it there, exactly once.
+  void migrate_me(int to);
+  // Deletes this element once the running entry method returns.
+  void destroy_me();
+  // This element's value for the array's next reduction (reduce.hpp).
+  template <class R>
+  void contribute(const R& value, reducer<R> how, const callback& then) {
+    contribute_bytes(how.id, detail::type_id<R>(), detail::encode(value), then);
+  }
+  // The element's work since the last load-balancing step, as the runtime measured it (in
+  // seconds of entry-method time); a program may add its own estimate.
+  double measured_load() const;
+
+ private:
+  friend struct detail_access;
+  void contribute_bytes(std::uint64_t reducer, std::uint64_t value_type, std::string value, const callback& then);
+  virtual void set_key(const key& k) = 0;
+
+  detail::slot* slot_ = nullptr;
+};
+
+template <array_index I>
+class element : public element_base {
+ public:
+  using index_type = I;
+  const I& this_index() const { return index_; }
+
+ private:
+  void set_key(const key& k) final { index_ = index_of<I>(k); }
+  I index_{};
+};
+
+// The runtime's way into an element (libarrays/src only).
+struct detail_access {
+  static detail::slot*& slot_of(element_base& e) { return e.slot_; }
+  static void set_key(element_base& e, const key& k) { e.set_key(k); }
+};
+
+}  // namespace squall::arrays

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The scheduler: a node's entry methods run on its program thread (the one that created its
+// first array), one at a time, whenever that thread runs the scheduler - in run_until,
+// quiesce, or a future's get(). Messages that arrive meanwhile are queued by the substrate's
+// handlers, so entry methods never run under the node lock and may touch anything.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace squall::arrays {
+
+// Runs entry methods until done() holds (tested between methods, and when idle).
+void run_until(bool (*done)(void*), void* ctx);
+template <class F>
+void run_until(F&& done) {
+  run_until([](void* c) { return (*static_cast<std::remove_reference_t<F>*>(c))(); }, &done);
+}
+// Collective: runs entry methods until no libarrays message is in flight or queued anywhere
+// (a counting termination detection over the nodes). Afterwards every element has seen
+// every broadcast, and nothing is held for a missing element unless the program sent to an
+// index it never created (counted as arrays.held_at_quiescence, and reported).
+void quiesce();
+
+// What this node's scheduler has done (also in SQUALL_STATS as arrays.*).
+struct scheduler_counts {
+  std::uint64_t sent = 0;        // messages, local ones included
+  std::uint64_t handled = 0;     // messages taken from the queues
+  std::uint64_t invoked = 0;     // entry methods run (broadcast deliveries included)
+  std::uint64_t forwarded = 0;   // messages sent on to another node
+  std::uint64_t routing_updates = 0;
+  std::uint64_t migrations_out = 0, migrations_in = 0;
+  std::uint64_t held = 0;        // messages held (buffered) for an element not yet there
+};
+scheduler_counts counts();
+
+namespace detail {
+// Future slots: a request's result comes back to one (array.hpp's future).
+std::uint64_t open_slot();
+bool slot_ready(std::uint64_t slot);
+std::string take_slot(std::uint64_t slot);
+}  // namespace detail
+
+template <class R>
+class future {
+ public:
+  explicit future(std::uint64_t slot) : slot_(slot) {}
+  bool ready() const { return detail::slot_ready(slot_); }
+  // Runs the scheduler until the result is here. Not inside an entry method.
+  R get() {
+    const std::uint64_t s = slot_;
+    run_until([s] { return detail::slot_ready(s); });
+    auto [r] = detail::decode<R>(detail::take_slot(s), "an entry method's result");
+    return r;
+  }
+
+ private:
+  std::uint64_t slot_;
+};
+
+}  // namespace squall::arrays

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What array.hpp's and element.hpp's templates call: arguments checked, then handed to the
+// array's state on this node.
+#include <squall/am.hpp>
+#include <squall/arrays/array.hpp>
+#include <squall/collectives.hpp>
+#include <squall/runtime.hpp>
+
+#include <string>
+
+#include "runtime.hpp"
+
+namespace squall::arrays {
+namespace detail {
+namespace {
+
+array_state& checked(std::uint32_t array, std::uint64_t index_type) {
+  array_state& a = array_at(array);
+  if (a.ops().index_type != index_type) {
+    throw squall::usage_error("libarrays: array " + std::to_string(array) + " is indexed by " +
+                              std::string(a.ops().index_name) + ", not by the index type given");
+  }
+  return a;
+}
+
+slot& slot_of(element_base& e, const char* what) {
+  slot* s = detail_access::slot_of(e);
+  if (s == nullptr) throw squall::usage_error(std::string("libarrays: ") + what + " on an element that is not in an array");
+  return *s;
+}
+
+}  // namespace
+
+array_state& array_at(std::uint32_t id) {
+  runtime& r = rt();
+  if (id >= r.arrays.size()) throw squall::usage_error("libarrays: a message for array " + std::to_string(id) + ", which this node has not created");
+  return *r.arrays[id];
+}
+
+std::uint32_t create_array(const element_ops& ops, home_map map) {
+  if (!squall::initialized()) throw squall::usage_error("libarrays: array::create before squall::init");
+  runtime& r = rt();
+  if (r.arrays.empty()) r.scheduler_thread = std::this_thread::get_id();
+  if (std::this_thread::get_id() != r.scheduler_thread) {
+    throw squall::usage_error("libarrays: arrays are created by the thread that created the node's first one");
+  }
+  const auto id = static_cast<std::uint32_t>(r.arrays.size());
+  r.arrays.push_back(std::make_unique<array_state>(id, ops, std::move(map)));
+  // No node sends for this array before every node has it.
+  squall::barrier();
+  return id;
+}
+
+void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node) {
+  if (on_node < -1 || on_node >= rt().nodes) {
+    throw squall::usage_error("libarrays: insert on node " + std::to_string(on_node) + " of " + std::to_string(rt().nodes));
+  }
+  checked(array, index_type).insert(k, on_node);
+}
+
+void send_invoke(std::uint32_t array, std::uint64_t index_type, key k, std::uint64_t entry, std::string args,
+                 std::uint64_t reply_slot) {
+  checked(array, index_type).send_invoke(std::move(k), entry, std::move(args), reply_slot);
+}
+
+void destroy(std::uint32_t array, std::uint64_t index_type, key k) {
+  checked(array, index_type).send_invoke(std::move(k), 0, {}, 0);  // entry 0: delete the element
+}
+
+void broadcast(std::uint32_t array, std::uint64_t entry, std::string args) {
+  array_at(array).request_broadcast(entry, std::move(args));
+}
+
+element_base* local(std::uint32_t array, std::uint64_t index_type, const key& k) {
+  entry_rec* e = checked(array, index_type).find(k);
+  return e != nullptr ? e->elem.get() : nullptr;
+}
+
+std::size_t local_count(std::uint32_t array) { return array_at(array).local_count(); }
+
+void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* ctx) {
+  array_at(array).for_each_local([&](element_base& e) { f(e, ctx); });
+}
+
+callback entry_callback(std::uint32_t array, std::uint64_t entry, const key* element) {
+  callback c;
+  c.how = element != nullptr ? callback::kind::element : callback::kind::broadcast;
+  c.id = entry;
+  c.array = array;
+  if (element != nullptr) c.key = element->bytes();
+  return c;
+}
+
+void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std::string* result) {
+  const entry_info& info = entry(id);
+  slot& s = slot_of(e, "an entry method");
+  if (info.element_type != s.array->ops().element_type) {
+    throw squall::usage_error("libarrays: entry method " + std::string(info.name) + " sent to an element of type " +
+                              std::string(s.array->ops().element_name));
+  }
+  runtime& r = rt();
+  r.in_entry = true;
+  const std::int64_t start = am::clock_ns();
+  try {
+    info.invoke(e, args, result);
+  } catch (...) {
+    r.in_entry = false;
+    throw;
+  }
+  s.load_s += static_cast<double>(am::clock_ns() - start) * 1e-9;
+  r.in_entry = false;
+  ++r.counts.invoked;
+  count().invoked.add();
+}
+
+[[noreturn]] void protocol_error(const char* what, const message& m) {
+  throw squall::usage_error(std::string("libarrays: ") + what + " (array " + std::to_string(m.h.array) + ", from node " +
+                            std::to_string(m.h.source) + ")");
+}
+
+}  // namespace detail
+
+void element_base::migrate_me(int to) {
+  detail::slot& s = detail::slot_of(*this, "migrate_me");
+  if (to < 0 || to >= detail::rt().nodes) {
+    throw squall::usage_error("libarrays: migrate_me(" + std::to_string(to) + ") in a job of " +
+                              std::to_string(detail::rt().nodes) + " nodes");
+  }
+  s.migrate_to = to;
+}
+
+void element_base::destroy_me() { detail::slot_of(*this, "destroy_me").destroy = true; }
+
+double element_base::measured_load() const {
+  const detail::slot* s = slot_;
+  return s != nullptr ? s->load_s : 0;
+}
+
+void element_base::contribute_bytes(std::uint64_t reducer, std::uint64_t value_type, std::string value,
+                                    const callback& then) {
+  detail::slot& s = detail::slot_of(*this, "contribute");
+  s.array->contribute(s, reducer, value_type, std::move(value), then);
+}
+
+}  // namespace squall::arrays

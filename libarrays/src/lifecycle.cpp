@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Elements arriving and leaving: migration packs an element with cereal, ships it with its
+// broadcast and reduction counts, and unpacks it into a new object on the destination, which
+// tells the home (the paper's section 4.4). The old node keeps a pointer to where it went.
+#include "runtime.hpp"
+
+namespace squall::arrays::detail {
+
+void array_state::install(entry_rec& e, const key& k, std::unique_ptr<element_base> elem, std::unique_ptr<slot> s) {
+  detail_access::slot_of(*elem) = s.get();
+  detail_access::set_key(*elem, k);
+  count_in(s->red_count);
+  e.elem = std::move(elem);
+  e.s = std::move(s);
+  ++locals_;
+}
+
+void array_state::remove_local(entry_rec& e) {
+  count_out(e.s->red_count);
+  e.elem.reset();
+  e.s.reset();
+  --locals_;
+}
+
+void array_state::migrate(entry_rec& e, int to) {
+  const outcome o = transition(e.loc, {event_kind::migrated_away, to});
+  if (o.act == action::error) throw squall::usage_error(std::string("libarrays: migrate_me: ") + o.why);
+  header h;
+  h.what = kind::migrate;
+  h.source = rt().me;
+  h.epoch = o.entry.epoch;
+  h.a = e.s->bcast_count;
+  h.b = e.s->red_count;
+  std::string body;
+  ops_.pack(*e.elem, body);
+  const key k = e.s->k;
+  remove_local(e);
+  e.loc = o.entry;
+  send_to(to, h, k, body);
+  ++rt().counts.migrations_out;
+  count().migrations_out.add();
+  check_reductions();  // it may have been the last one this node waited for
+}
+
+void array_state::on_migrate(const message& m) {
+  const key k{std::string(m.key)};
+  entry_rec& e = entry(k);
+  const outcome o = transition(e.loc, {event_kind::migration_landed, -1, m.h.epoch});
+  if (o.act == action::error) protocol_error(o.why, m);
+  std::unique_ptr<element_base> elem(ops_.make());
+  ops_.unpack(*elem, m.body);
+  auto s = std::make_unique<slot>();
+  s->array = this;
+  s->k = k;
+  s->bcast_count = m.h.a;
+  s->red_count = m.h.b;
+  install(e, k, std::move(elem), std::move(s));
+  e.loc = o.entry;
+  ++rt().counts.migrations_in;
+  count().migrations_in.add();
+  if (o.inform_home) {
+    header u;
+    u.what = kind::routing_update;
+    u.source = rt().me;
+    u.node = rt().me;
+    u.epoch = e.loc.epoch;
+    send_to(home_of(k), u, k, {});
+  }
+  catch_up(e);
+  if (o.act == action::flush) flush(e);
+  check_reductions();
+}
+
+}  // namespace squall::arrays::detail

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Messages to elements: where to send them, and what to do with one that arrives, as the
+// location state machine (location.hpp) says. Insertions and location news go through it too.
+#include <string>
+
+#include "runtime.hpp"
+
+namespace squall::arrays::detail {
+
+array_state::array_state(std::uint32_t id, const element_ops& ops, home_map homes)
+    : id_(id), ops_(ops), homes_(std::move(homes)) {}
+
+int array_state::home_of(const key& k) const { return homes_.home_of(k, rt().nodes); }
+
+entry_rec& array_state::entry(const key& k) {
+  auto [it, added] = table_.try_emplace(k);
+  if (added) it->second.loc.home = home_of(k) == rt().me;
+  return it->second;
+}
+
+entry_rec* array_state::find(const key& k) {
+  auto it = table_.find(k);
+  return it == table_.end() ? nullptr : &it->second;
+}
+
+// Where this node sends a message for the element: where it knows it to be, else its home.
+// A message that stays here meets the state machine when the scheduler runs it.
+int array_state::route(const key& k, entry_rec& e) const {
+  switch (e.loc.state) {
+    case location_state::remote: return e.loc.node;
+    case location_state::none: return e.loc.home ? rt().me : home_of(k);
+    default: return rt().me;
+  }
+}
+
+void array_state::send_to(int node, header h, const key& k, std::string_view body) {
+  h.array = id_;
+  send(node, make_message(h, k.bytes(), body));
+}
+
+void array_state::send_invoke(key k, std::uint64_t entry_id, std::string args, std::uint64_t reply_slot) {
+  header h;
+  h.what = kind::invoke;
+  h.source = rt().me;
+  h.id = entry_id;
+  h.a = reply_slot;
+  send_to(route(k, entry(k)), h, k, args);
+}
+
+void array_state::insert(const key& k, int on) {
+  header h;
+  h.what = kind::insert;
+  h.source = rt().me;
+  h.node = on;
+  send_to(home_of(k), h, k, {});
+}
+
+void array_state::handle(const message& m, std::string_view bytes) {
+  switch (m.h.what) {
+    case kind::invoke: return on_invoke(m, bytes);
+    case kind::insert: return on_insert(m, bytes);
+    case kind::create: return on_create(m);
+    case kind::migrate: return on_migrate(m);
+    case kind::routing_update: return on_routing_update(m);
+    case kind::deleted: return on_deleted(m, bytes);
+    case kind::bcast_request: return on_bcast_request(m);
+    case kind::bcast: return on_bcast(m);
+    case kind::red_part: return on_red_part(m);
+    case kind::red_request: return on_red_request(m);
+    case kind::red_result: {
+      runtime& r = rt();
+      r.in_entry = true;  // the program's callback must not wait either
+      function(m.h.id)(m.body);
+      r.in_entry = false;
+      return;
+    }
+    case kind::reply: rt().done_slots[m.h.a] = std::string(m.body); return;
+  }
+  protocol_error("a message of unknown kind", m);
+}
+
+void array_state::on_invoke(const message& m, std::string_view bytes) {
+  const key k{std::string(m.key)};
+  entry_rec& e = entry(k);
+  const bool creates = m.h.id != 0 && detail::entry(m.h.id).creates;
+  event ev{creates ? event_kind::message_may_create : event_kind::message_arrived};
+  ev.forwarded = (m.h.flags & forwarded_flag) != 0;
+  const outcome o = transition(e.loc, ev);
+  if (o.act == action::error) protocol_error(o.why, m);
+  e.loc = o.entry;
+  switch (o.act) {
+    case action::deliver_and_update:
+      if (m.h.source != rt().me) {
+        header u;
+        u.what = kind::routing_update;
+        u.source = rt().me;
+        u.node = rt().me;
+        u.epoch = e.loc.epoch;
+        send_to(m.h.source, u, k, {});
+        ++rt().counts.routing_updates;
+        count().routing_updates.add();
+      }
+      [[fallthrough]];
+    case action::deliver: return run_entry(e, m);
+    case action::forward:
+    case action::forward_home: {
+      header h = m.h;
+      h.flags |= forwarded_flag;
+      ++h.hops;
+      send_to(o.act == action::forward ? e.loc.node : home_of(k), h, k, m.body);
+      ++rt().counts.forwarded;
+      count().forwarded.add();
+      return;
+    }
+    case action::buffer:
+      e.held.emplace_back(bytes);
+      ++rt().counts.held;
+      count().held.add();
+      return;
+    case action::create_on_demand:
+      construct(e, k, e.loc.epoch);
+      flush(e);
+      if (e.elem) run_entry(e, m);
+      else on_invoke(m, bytes);  // a held message moved it on: route this one again
+      return;
+    default: protocol_error("an invoke with an unexpected outcome", m);
+  }
+}
+
+void array_state::run_entry(entry_rec& e, const message& m) {
+  if (m.h.id == 0) {  // a proxy's destroy()
+    e.s->destroy = true;
+    return after_entry(e);
+  }
+  const std::uint64_t reply_slot = m.h.a;
+  std::string result;
+  invoke_entry(*e.elem, m.h.id, m.body, reply_slot != 0 ? &result : nullptr);
+  if (reply_slot != 0) {
+    header r;
+    r.what = kind::reply;
+    r.source = rt().me;
+    r.a = reply_slot;
+    send_to(static_cast<int>(reply_slot >> 40), r, key(), result);
+  }
+  after_entry(e);
+}
+
+// What the entry method asked for takes effect now that it has returned.
+void array_state::after_entry(entry_rec& e) {
+  if (!e.s) return;
+  slot& s = *e.s;
+  const int to = s.migrate_to;
+  s.migrate_to = -1;
+  if (s.destroy) {
+    const outcome o = transition(e.loc, {event_kind::deleted_here});
+    e.loc = o.entry;
+    const key k = s.k;
+    const std::uint64_t red_count = s.red_count;
+    remove_local(e);
+    if (red_count > red_current_) {
+      delayed_deaths_[red_count] += 1;  // it has contributed to reductions still open here
+    } else {
+      ++deaths_;
+    }
+    if (o.inform_home) {
+      header h;
+      h.what = kind::deleted;
+      h.source = rt().me;
+      h.node = rt().me;
+      h.epoch = e.loc.epoch;
+      send_to(home_of(k), h, k, {});
+    }
+    check_reductions();
+  } else if (to >= 0 && to != rt().me) {
+    migrate(e, to);
+  }
+}
+
+void array_state::on_insert(const message& m, std::string_view bytes) {
+  const key k{std::string(m.key)};
+  entry_rec& e = entry(k);
+  const int on = m.h.node;
+  const bool here = on < 0 || on == rt().me;
+  event ev{here ? event_kind::created_here : event_kind::created_at, on};
+  const outcome o = transition(e.loc, ev);
+  if (o.act == action::error) {
+    throw squall::usage_error(std::string("libarrays: insert into array ") + std::to_string(id_) + ": " + o.why);
+  }
+  if (o.act == action::buffer) {
+    e.held.emplace_back(bytes);
+    return;
+  }
+  e.loc = o.entry;
+  if (here) {
+    construct(e, k, e.loc.epoch);
+  } else {
+    header h;
+    h.what = kind::create;
+    h.source = rt().me;
+    h.epoch = e.loc.epoch;
+    send_to(on, h, k, {});
+  }
+  if (o.act == action::flush) flush(e);
+}
+
+void array_state::on_create(const message& m) {
+  const key k{std::string(m.key)};
+  entry_rec& e = entry(k);
+  const outcome o = transition(e.loc, {event_kind::created_here, -1, m.h.epoch});
+  if (o.act == action::error) protocol_error(o.why, m);
+  e.loc = o.entry;
+  construct(e, k, e.loc.epoch);
+  if (o.act == action::flush) flush(e);
+}
+
+void array_state::construct(entry_rec& e, const key& k, std::uint32_t) {
+  auto s = std::make_unique<slot>();
+  s->array = this;
+  s->k = k;
+  s->bcast_count = bcast_seen_;  // it receives the broadcasts that arrive after its birth
+  s->red_count = red_current_;
+  install(e, k, std::unique_ptr<element_base>(ops_.make()), std::move(s));
+  ++births_;
+}
+
+void array_state::on_routing_update(const message& m) {
+  entry_rec& e = entry(key{std::string(m.key)});
+  const outcome o = transition(e.loc, {event_kind::routing_update, m.h.node, m.h.epoch});
+  if (o.act == action::error) protocol_error(o.why, m);
+  e.loc = o.entry;
+  if (o.act == action::flush) flush(e);
+}
+
+void array_state::on_deleted(const message& m, std::string_view) {
+  entry_rec& e = entry(key{std::string(m.key)});
+  const outcome o = transition(e.loc, {event_kind::deleted_at, m.h.node, m.h.epoch});
+  if (o.act == action::error) protocol_error(o.why, m);
+  e.loc = o.entry;
+  if (o.act == action::flush) flush(e);
+}
+
+// Runs what the entry held through the machine again, in arrival order.
+void array_state::flush(entry_rec& e) {
+  std::vector<std::string> held;
+  held.swap(e.held);
+  for (const std::string& bytes : held) handle(read_message(bytes), bytes);
+}
+
+std::size_t array_state::held_messages() const {
+  std::size_t n = 0;
+  for (const auto& [k, e] : table_) n += e.held.size();
+  return n;
+}
+
+}  // namespace squall::arrays::detail

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A node's libarrays state: its arrays, its message queues and its scheduler. Everything here
+// is touched by the node's program thread only (the scheduler's), except the inbox, which the
+// substrate's handler fills and the scheduler empties, both under the node lock.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <squall/arrays/array.hpp>
+#include <squall/stats.hpp>
+
+#include "location.hpp"
+#include "wire.hpp"
+
+namespace squall::arrays::detail {
+
+class array_state;
+
+// The runtime's record of a local element (element_base::slot_ points here).
+struct slot {
+  array_state* array = nullptr;
+  key k;
+  std::uint64_t bcast_count = 0;  // broadcasts delivered to it (the last serial)
+  std::uint64_t red_count = 0;    // reductions it contributed to (the next one's number)
+  int migrate_to = -1;            // asked in the running entry method
+  bool destroy = false;           // asked in the running entry method
+  double load_s = 0;              // entry-method time since the last balancing step
+};
+
+// One index's entry on this node.
+struct entry_rec {
+  location_entry loc;
+  std::unique_ptr<element_base> elem;  // when local
+  std::unique_ptr<slot> s;             // when local
+  std::vector<std::string> held;       // messages (and, at the home, insertions) held
+};
+
+// What a node collects for one reduction.
+struct partial {
+  std::string value;  // encoded; empty while count == 0
+  std::uint64_t reducer = 0, value_type = 0;
+  callback then;
+  std::uint64_t count = 0;
+};
+
+class array_state {
+ public:
+  array_state(std::uint32_t id, const element_ops& ops, home_map homes);
+
+  std::uint32_t id() const { return id_; }
+  const element_ops& ops() const { return ops_; }
+  int home_of(const key& k) const;
+  entry_rec& entry(const key& k);
+  entry_rec* find(const key& k);
+
+  // Program side (any thread of the scheduler, in or out of an entry method).
+  void send_invoke(key k, std::uint64_t entry, std::string args, std::uint64_t reply_slot);
+  void insert(const key& k, int on);
+  void request_broadcast(std::uint64_t entry, std::string args);
+  void contribute(slot& s, std::uint64_t reducer, std::uint64_t value_type, std::string value, const callback& then);
+  std::size_t local_count() const { return locals_; }
+  template <class F>
+  void for_each_local(F&& f) {
+    for (auto& [k, e] : table_)
+      if (e.elem) f(*e.elem);
+  }
+
+  // Message side (the scheduler).
+  void handle(const message& m, std::string_view bytes);
+
+  std::size_t held_messages() const;
+  void trim_broadcasts() { past_.clear(); }
+
+ private:
+  // Routing (routing.cpp).
+  void on_invoke(const message& m, std::string_view bytes);
+  void run_entry(entry_rec& e, const message& m);
+  void after_entry(entry_rec& e);
+  void on_insert(const message& m, std::string_view bytes);
+  void on_create(const message& m);
+  void on_routing_update(const message& m);
+  void on_deleted(const message& m, std::string_view bytes);
+  void flush(entry_rec& e);
+  int route(const key& k, entry_rec& e) const;
+  void send_to(int node, header h, const key& k, std::string_view body);
+  void construct(entry_rec& e, const key& k, std::uint32_t epoch);
+
+  // Lifecycle (lifecycle.cpp).
+  void migrate(entry_rec& e, int to);
+  void on_migrate(const message& m);
+  void remove_local(entry_rec& e);
+  void install(entry_rec& e, const key& k, std::unique_ptr<element_base> elem, std::unique_ptr<slot> s);
+
+  // Broadcasts (broadcasts.cpp).
+  void on_bcast_request(const message& m);
+  void on_bcast(const message& m);
+  void catch_up(entry_rec& e);
+
+  // Reductions (reductions.cpp).
+  void add_to(partial& p, std::uint64_t reducer, std::uint64_t value_type, std::string_view value,
+              const callback& then, std::uint64_t count);
+  void check_reductions();
+  void on_red_part(const message& m);
+  void on_red_request(const message& m);
+  void finish(partial& p);
+  void count_in(std::uint64_t red_count) { ++by_red_count_[red_count]; }
+  void count_out(std::uint64_t red_count);
+
+  std::uint32_t id_;
+  const element_ops& ops_;
+  home_map homes_;
+  std::unordered_map<key, entry_rec> table_;
+  std::size_t locals_ = 0;
+
+  // Broadcasts: node 0 numbers them; each node keeps what it delivered for late arrivals.
+  std::uint64_t bcast_issued_ = 0;  // node 0
+  std::uint64_t bcast_seen_ = 0;
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::string>> past_;  // serial -> entry, args
+
+  // Reductions (the paper's section 5.2): this node collects `red_current_`; local elements
+  // are counted by the number of the next reduction they will contribute to.
+  std::uint64_t red_current_ = 0;
+  std::map<std::uint64_t, partial> parts_;
+  std::set<std::uint64_t> requested_;
+  std::map<std::uint64_t, int> by_red_count_;
+  std::int64_t births_ = 0, deaths_ = 0;
+  std::map<std::uint64_t, std::int64_t> delayed_deaths_;
+  struct root_state {
+    partial p;
+    std::int64_t net = 0;
+    int reported = 0;
+  };
+  std::map<std::uint64_t, root_state> root_;  // node 0
+};
+
+// The node.
+struct runtime {
+  int me = 0, nodes = 1;
+  std::thread::id scheduler_thread;
+  std::vector<std::unique_ptr<array_state>> arrays;
+  std::string inbox;  // framed messages; under the node lock
+  std::string local;  // messages this node sent itself (scheduler only)
+  std::string batch;  // the messages the scheduler is running, framed
+  std::size_t batch_at = 0;
+  bool in_entry = false;
+  std::uint64_t next_slot = 1;
+  std::unordered_map<std::uint64_t, std::string> done_slots;
+  std::set<std::uint64_t> open_slots;
+  scheduler_counts counts;
+};
+
+runtime& rt();                             // this node's, created on first use
+array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown array
+void send(int node, std::string msg);      // to the node's scheduler (this node's too)
+void invoke_entry(element_base& e, std::uint64_t entry, std::string_view args, std::string* result);
+[[noreturn]] void protocol_error(const char* what, const message& m);
+
+// Counters (SQUALL_STATS, arrays.*).
+struct counters {
+  stats::counter sent{"arrays.messages_sent"};
+  stats::counter handled{"arrays.messages_handled"};
+  stats::counter invoked{"arrays.entry_methods"};
+  stats::counter forwarded{"arrays.forwarded"};
+  stats::counter routing_updates{"arrays.routing_updates"};
+  stats::counter migrations_out{"arrays.migrations_out"};
+  stats::counter migrations_in{"arrays.migrations_in"};
+  stats::counter held{"arrays.held"};
+  stats::counter broadcasts{"arrays.broadcasts"};
+  stats::counter reductions{"arrays.reductions"};
+};
+counters& count();
+
+}  // namespace squall::arrays::detail

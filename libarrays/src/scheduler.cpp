@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The node's scheduler: the substrate's handler queues each message (under the node lock);
+// the program thread takes the queue whole and runs the messages one by one, entry methods
+// included. Also the counting termination detection behind quiesce().
+#include <squall/am.hpp>
+#include <squall/collectives.hpp>
+#include <squall/runtime.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime.hpp"
+
+namespace squall::arrays {
+namespace detail {
+namespace {
+
+void append_framed(std::string& q, std::string_view m) {
+  const auto n = static_cast<std::uint32_t>(m.size());
+  q.append(reinterpret_cast<const char*>(&n), sizeof n);
+  q.append(m);
+}
+
+// The substrate's handler: queue it for the scheduler.
+void on_message(am::token&, am::payload p) {
+  append_framed(rt().inbox, std::string_view(reinterpret_cast<const char*>(p.data()), p.size()));
+}
+
+// Runs the messages of the current batch, one at a time, until the batch is done or
+// done() holds; then takes the next batch (what this node sent itself first, then what the
+// handlers queued). The batch is only read while it runs, so the views into it stay valid
+// while entry methods send. Returns false when there was nothing to run.
+bool run_some(bool (*done)(void*), void* ctx) {
+  runtime& r = rt();
+  if (r.batch_at >= r.batch.size()) {
+    r.batch.clear();
+    r.batch_at = 0;
+    if (!r.local.empty()) {
+      r.batch.swap(r.local);
+    } else {
+      am::run_locked([&] { r.batch.swap(r.inbox); });
+      if (r.batch.empty()) return false;
+    }
+  }
+  while (r.batch_at < r.batch.size()) {
+    std::uint32_t n = 0;
+    std::memcpy(&n, r.batch.data() + r.batch_at, sizeof n);
+    const std::string_view bytes(r.batch.data() + r.batch_at + sizeof n, n);
+    r.batch_at += sizeof n + n;
+    const message m = read_message(bytes);
+    ++r.counts.handled;
+    count().handled.add();
+    array_at(m.h.array).handle(m, bytes);
+    if (done != nullptr && done(ctx)) break;
+  }
+  return true;
+}
+
+bool never(void*) { return false; }
+
+void check_scheduler(const char* what) {
+  runtime& r = rt();
+  if (r.in_entry) {
+    throw squall::usage_error(std::string("libarrays: ") + what +
+                              " inside an entry method (entry methods must not wait: send a message instead)");
+  }
+  if (std::this_thread::get_id() != r.scheduler_thread) {
+    throw squall::usage_error(std::string("libarrays: ") + what +
+                              " from a thread other than the one that created the node's first array");
+  }
+}
+
+}  // namespace
+
+runtime& rt() {
+  static runtime r = [] {
+    runtime x;
+    x.me = squall::node();
+    x.nodes = squall::nodes();
+    return x;
+  }();
+  return r;
+}
+
+counters& count() {
+  static counters c;
+  return c;
+}
+
+void send(int node, std::string msg) {
+  runtime& r = rt();
+  ++r.counts.sent;
+  count().sent.add();
+  if (node == r.me) {
+    append_framed(r.local, msg);
+    return;
+  }
+  if (msg.size() <= am::max_payload()) {
+    am::send<on_message>(node, am::payload(reinterpret_cast<const std::byte*>(msg.data()), msg.size()));
+  } else {
+    // A large element or argument list: streamed, and complete here before msg goes.
+    am::bulk_send<on_message>(node, am::payload(reinterpret_cast<const std::byte*>(msg.data()), msg.size()));
+  }
+}
+
+std::uint64_t open_slot() {
+  runtime& r = rt();
+  const std::uint64_t s = (static_cast<std::uint64_t>(r.me) << 40) | r.next_slot++;
+  r.open_slots.insert(s);
+  return s;
+}
+
+bool slot_ready(std::uint64_t s) { return rt().done_slots.count(s) != 0; }
+
+std::string take_slot(std::uint64_t s) {
+  runtime& r = rt();
+  auto it = r.done_slots.find(s);
+  if (it == r.done_slots.end()) throw squall::usage_error("libarrays: a future's result taken twice");
+  std::string v = std::move(it->second);
+  r.done_slots.erase(it);
+  return v;
+}
+
+}  // namespace detail
+
+void run_until(bool (*done)(void*), void* ctx) {
+  detail::check_scheduler("run_until (or a future's get)");
+  detail::runtime& r = detail::rt();
+  while (!done(ctx)) {
+    if (detail::run_some(done, ctx)) continue;
+    // Idle: wait for the substrate's handler to queue something (or done to hold: only a
+    // message can change it, so waiting for one is enough).
+    am::wait_until([&r] { return !r.inbox.empty(); });
+  }
+}
+
+void quiesce() {
+  detail::check_scheduler("quiesce");
+  detail::runtime& r = detail::rt();
+  // Waves: each node runs until idle, then the job sums what was sent and handled. Two
+  // waves in a row with equal sums, and as much handled as sent, mean nothing moved between
+  // them, so nothing is in flight.
+  std::array<std::uint64_t, 2> last{~0ULL, ~0ULL};
+  for (;;) {
+    while (detail::run_some(detail::never, nullptr)) {
+    }
+    const std::array<std::uint64_t, 2> mine{r.counts.sent, r.counts.handled};
+    std::array<std::uint64_t, 2> all{};
+    squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
+    if (all[0] == all[1] && all == last) break;
+    last = all;
+  }
+  std::size_t held = 0;
+  for (auto& a : r.arrays) {
+    a->trim_broadcasts();
+    held += a->held_messages();
+  }
+  static stats::counter held_at_quiescence("arrays.held_at_quiescence");
+  if (held != 0) {
+    held_at_quiescence.add(held);
+    std::fprintf(stderr,
+                 "squall: libarrays: node %d holds %zu message(s) for elements that do not exist (sent to an "
+                 "index never inserted, or deleted)\n",
+                 r.me, held);
+  }
+}
+
+scheduler_counts counts() { return detail::rt().counts; }
+
+}  // namespace squall::arrays

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libarrays' messages: one active-message handler carries them all, each a byte string of a
+// fixed header, the element's key and a body. The header's generic fields mean what the
+// table below says for each kind.
+//
+//   kind            to                 node        epoch  id        a           b          c
+//   invoke          where it is known  -           -      entry     reply slot  -          -
+//   insert          home               on node     -      -         -           -          -
+//   create          new element's node -           ε      -         -           -          -
+//   migrate         destination        -           ε      -         bcast count red count  -      body: packed element
+//   routing_update  home / a sender    where       ε      -         -           -          -
+//   deleted         home               where       ε      -         -           -          -
+//   bcast_request   node 0             -           -      entry     -           -          -      body: args
+//   bcast           every node         -           -      entry     serial      -          -      body: args
+//   red_part        node 0             reported?   -      reducer   reduction   count      net births  body: callback + value
+//   red_request     every node         -           -      -         reduction   -          -
+//   red_result      every node         -           -      function  -           -          -      body: value
+//   reply           the requester      -           -      -         slot        -          -      body: result
+//
+// `source` is the node the message is from in the protocol's sense: an invoke keeps its
+// original sender through forwarding, so the delivering node can send it a routing update.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include <squall/error.hpp>
+
+namespace squall::arrays::detail {
+
+enum class kind : std::uint8_t {
+  invoke,
+  insert,
+  create,
+  migrate,
+  routing_update,
+  deleted,
+  bcast_request,
+  bcast,
+  red_part,
+  red_request,
+  red_result,
+  reply,
+};
+
+constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on
+
+struct header {
+  kind what = kind::invoke;
+  std::uint8_t flags = 0;
+  std::uint16_t hops = 0;
+  std::uint32_t array = 0;
+  std::int32_t source = -1;
+  std::int32_t node = -1;
+  std::uint32_t epoch = 0;
+  std::uint32_t key_bytes = 0;
+  std::uint64_t id = 0;
+  std::uint64_t a = 0, b = 0;
+  std::int64_t c = 0;
+};
+
+// A message being read: views into its bytes.
+struct message {
+  header h;
+  std::string_view key;
+  std::string_view body;
+};
+
+inline std::string make_message(const header& h, std::string_view key, std::string_view body) {
+  header out = h;
+  out.key_bytes = static_cast<std::uint32_t>(key.size());
+  std::string m(sizeof out + key.size() + body.size(), '\0');
+  std::memcpy(m.data(), &out, sizeof out);
+  if (!key.empty()) std::memcpy(m.data() + sizeof out, key.data(), key.size());
+  if (!body.empty()) std::memcpy(m.data() + sizeof out + key.size(), body.data(), body.size());
+  return m;
+}
+
+inline message read_message(std::string_view bytes) {
+  message m;
+  if (bytes.size() < sizeof m.h) throw squall::usage_error("libarrays: a message shorter than its header");
+  std::memcpy(&m.h, bytes.data(), sizeof m.h);
+  if (bytes.size() - sizeof m.h < m.h.key_bytes) throw squall::usage_error("libarrays: a message shorter than its key");
+  m.key = bytes.substr(sizeof m.h, m.h.key_bytes);
+  m.body = bytes.substr(sizeof m.h + m.h.key_bytes);
+  return m;
+}
+
+}  // namespace squall::arrays::detail

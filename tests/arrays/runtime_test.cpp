@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libarrays end to end, on every node of the job (squallrun -n 1..8): messages, results,
+// broadcasts and reductions, early messages, creation on demand, deletion, and exactly-once
+// delivery while elements migrate, checked by exact counts.
+#include <gtest/gtest.h>
+
+#include <squall/arrays.hpp>
+#include <squall/collectives.hpp>
+#include <squall/runtime.hpp>
+
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace arrays = squall::arrays;
+
+namespace {
+
+struct Counter : arrays::element<arrays::index1d> {
+  std::int64_t total = 0;
+  int hits = 0;
+  void add(std::int64_t x) {
+    total += x;
+    ++hits;
+  }
+  std::int64_t value() const { return total; }
+  int where() const { return squall::node(); }
+  void go(int to) { migrate_me(to); }
+  void report() { contribute(total, arrays::sum<std::int64_t>(), arrays::on_every_node<&Counter_total>()); }
+  static void Counter_total(const std::int64_t& v);
+  template <class A>
+  void serialize(A& ar) {
+    ar(total, hits);
+  }
+};
+
+std::int64_t last_total = -1;
+int totals_seen = 0;
+void Counter::Counter_total(const std::int64_t& v) {
+  last_total = v;
+  ++totals_seen;
+}
+
+int me() { return squall::node(); }
+int nodes() { return squall::nodes(); }
+
+TEST(Arrays, MessagesReachTheirElementsAndResultsComeBack) {
+  auto a = arrays::array<Counter>::create();
+  constexpr int n = 40;
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i);
+  arrays::quiesce();
+  for (int i = 0; i < n; ++i) a[i].call<&Counter::add>(std::int64_t{me() + 1});
+  arrays::quiesce();
+  const std::int64_t each = static_cast<std::int64_t>(nodes()) * (nodes() + 1) / 2;
+  // A result needs the element's node to run its scheduler: ask, then quiesce together.
+  std::vector<arrays::future<std::int64_t>> values;
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) values.push_back(a[i].request<&Counter::value>());
+  arrays::quiesce();
+  for (int i = 0; i < static_cast<int>(values.size()); ++i) EXPECT_EQ(values[i].get(), each) << i;
+  std::size_t here = a.local_count();
+  EXPECT_EQ(squall::allreduce(here), static_cast<std::size_t>(n));
+  arrays::quiesce();
+}
+
+TEST(Arrays, ABroadcastReachesEveryElementOnceAndAReductionCountsThemAll) {
+  auto a = arrays::array<Counter>::create();
+  constexpr int n = 33;
+  if (me() == nodes() - 1)
+    for (int i = 0; i < n; ++i) a.insert(i, i % nodes());
+  arrays::quiesce();
+  a.broadcast<&Counter::add>(std::int64_t{1});  // from every node
+  arrays::quiesce();
+  totals_seen = 0;
+  if (me() == 0) a.broadcast<&Counter::report>();
+  arrays::run_until([] { return totals_seen == 1; });
+  EXPECT_EQ(last_total, static_cast<std::int64_t>(n) * nodes());
+  arrays::quiesce();
+}
+
+TEST(Arrays, MessagesSentBeforeTheInsertWaitAtTheHome) {
+  auto a = arrays::array<Counter>::create();
+  a[7].call<&Counter::add>(std::int64_t{5});
+  arrays::quiesce();  // held at 7's home
+  if (me() == 0) a.insert(7, nodes() - 1);
+  arrays::quiesce();
+  std::vector<arrays::future<std::int64_t>> value;
+  if (me() == 0) value.push_back(a[7].request<&Counter::value>());
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(value[0].get(), 5 * nodes());
+  }
+}
+
+TEST(Arrays, MessagesFollowAnElementThatMigrates) {
+  auto a = arrays::array<Counter>::create();
+  if (me() == 0) a.insert(3);
+  arrays::quiesce();
+  for (int round = 0; round < 3 * nodes(); ++round) {
+    if (me() == 0) a[3].call<&Counter::go>((round + 1) % nodes());
+    a[3].call<&Counter::add>(std::int64_t{1});
+    arrays::quiesce();
+  }
+  std::vector<arrays::future<std::int64_t>> value;
+  std::vector<arrays::future<int>> where;
+  if (me() == 0) {
+    value.push_back(a[3].request<&Counter::value>());
+    where.push_back(a[3].request<&Counter::where>());
+  }
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(value[0].get(), 3 * nodes() * nodes());
+    EXPECT_EQ(where[0].get(), (3 * nodes()) % nodes());
+  }
+}
+
+}  // namespace
