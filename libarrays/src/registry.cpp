@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The tables of entry methods, reducers and callback functions (registry.hpp). Filled while
 // static objects are constructed, before main; read afterwards only.
+#include <squall/arrays/codec.hpp>
 #include <squall/arrays/registry.hpp>
 
 #include <squall/error.hpp>

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libarrays' misuse, on one node: each mistake ends in a clear squall::usage_error (or, for a
+// message to an element that no longer exists, a report at quiescence), never a hang or a
+// wrong answer. An index type that does not match the array's is refused at compile time
+// (array<T, I> requires T to derive element<I>); a key whose bytes are not the index type is
+// refused at run time (arrays_index_test).
+#include <gtest/gtest.h>
+
+#include <squall/arrays.hpp>
+#include <squall/runtime.hpp>
+#include <squall/stats.hpp>
+
+#include <string>
+#include <thread>
+
+namespace arrays = squall::arrays;
+
+namespace {
+
+void ignore(const int&) {}
+
+struct Cell : arrays::element<arrays::index1d> {
+  int value = 0;
+  void set(int v) { value = v; }
+  void sum_it() { contribute(value, arrays::sum<int>(), arrays::on_root<&ignore>()); }
+  void max_it() { contribute(value, arrays::max<int>(), arrays::on_root<&ignore>()); }
+  void go(int to) { migrate_me(to); }
+  void wait_inside() { arrays::quiesce(); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(value);
+  }
+};
+
+// Runs the scheduler until it throws; returns the message (empty if nothing was thrown).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+    arrays::quiesce();
+  } catch (const squall::usage_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(ArraysErrors, TwoReducersInOneReductionAreRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(0);
+  a.insert(1);
+  arrays::quiesce();
+  const std::string what = error_of([&] {
+    a[0].call<&Cell::sum_it>();
+    a[1].call<&Cell::max_it>();
+  });
+  EXPECT_NE(what.find("two reducers"), std::string::npos) << what;
+}
+
+TEST(ArraysErrors, InsertingAnIndexTwiceIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(4);
+  arrays::quiesce();
+  const std::string what = error_of([&] { a.insert(4); });
+  EXPECT_NE(what.find("already exists"), std::string::npos) << what;
+}
+
+TEST(ArraysErrors, MigratingToANodeOutsideTheJobIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(2);
+  arrays::quiesce();
+  const std::string what = error_of([&] { a[2].call<&Cell::go>(squall::nodes() + 3); });
+  EXPECT_NE(what.find("migrate_me"), std::string::npos) << what;
+}
+
+TEST(ArraysErrors, WaitingInsideAnEntryMethodIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(3);
+  arrays::quiesce();
+  const std::string what = error_of([&] { a[3].call<&Cell::wait_inside>(); });
+  EXPECT_NE(what.find("inside an entry method"), std::string::npos) << what;
+}
+
+TEST(ArraysErrors, AMessageToADeletedElementIsReportedAtQuiescence) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(9);
+  arrays::quiesce();
+  a[9].destroy();
+  arrays::quiesce();
+  const auto before = squall::stats::take().get("arrays.held_at_quiescence");
+  testing::internal::CaptureStderr();
+  a[9].call<&Cell::set>(1);
+  arrays::quiesce();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(squall::stats::take().get("arrays.held_at_quiescence") - before, 1u);
+  EXPECT_NE(err.find("do not exist"), std::string::npos) << err;
+}
+
+TEST(ArraysErrors, TheSchedulerRunsOnlyOnTheThreadThatCreatedTheArrays) {
+  [[maybe_unused]] auto a = arrays::array<Cell>::create();
+  std::string what;
+  std::thread t([&] {
+    try {
+      arrays::quiesce();
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+  });
+  t.join();
+  EXPECT_NE(what.find("thread other than"), std::string::npos) << what;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  squall::runtime rt(&argc, &argv);
+  return RUN_ALL_TESTS();
+}
