@@ -78,6 +78,8 @@ element_base* local(std::uint32_t array, std::uint64_t index_type, const key& k)
 
 std::size_t local_count(std::uint32_t array) { return array_at(array).local_count(); }
 
+void record_communication(std::uint32_t array, bool on) { array_at(array).record_communication(on); }
+
 void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* ctx) {
   array_at(array).for_each_local([&](element_base& e) { f(e, ctx); });
 }
@@ -100,15 +102,18 @@ void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std:
   }
   runtime& r = rt();
   r.in_entry = true;
+  r.running = &s;
   const std::int64_t start = am::clock_ns();
   try {
     info.invoke(e, args, result);
   } catch (...) {
     r.in_entry = false;
+    r.running = nullptr;
     throw;
   }
   s.load_s += static_cast<double>(am::clock_ns() - start) * 1e-9;
   r.in_entry = false;
+  r.running = nullptr;
   ++r.counts.invoked;
   count().invoked.add();
 }
@@ -128,6 +133,8 @@ void element_base::migrate_me(int to) {
   }
   s.migrate_to = to;
 }
+
+void element_base::add_load(double seconds) { detail::slot_of(*this, "add_load").load_s += seconds; }
 
 void element_base::destroy_me() { detail::slot_of(*this, "destroy_me").destroy = true; }
 

@@ -44,6 +44,10 @@ void array_state::send_invoke(key k, std::uint64_t entry_id, std::string args, s
   h.source = rt().me;
   h.id = entry_id;
   h.a = reply_slot;
+  if (record_comm_) {
+    slot* sender = rt().running;
+    if (sender != nullptr && sender->array == this) sender->sent_to[k] += args.size() + sizeof h;
+  }
   send_to(route(k, entry(k)), h, k, args);
 }
 
@@ -75,6 +79,11 @@ void array_state::handle(const message& m, std::string_view bytes) {
       return;
     }
     case kind::reply: rt().done_slots[m.h.a] = std::string(m.body); return;
+    case kind::lb_report: rt().lb_reports.emplace_back(m.h.source, std::string(m.body)); return;
+    case kind::lb_plan:
+      rt().lb_plan = std::string(m.body);
+      rt().lb_plan_here = true;
+      return;
   }
   protocol_error("a message of unknown kind", m);
 }

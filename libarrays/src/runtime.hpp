@@ -31,6 +31,7 @@ struct slot {
   int migrate_to = -1;            // asked in the running entry method
   bool destroy = false;           // asked in the running entry method
   double load_s = 0;              // entry-method time since the last balancing step
+  std::unordered_map<key, std::uint64_t> sent_to;  // bytes to each element (record_communication)
 };
 
 // One index's entry on this node.
@@ -76,6 +77,13 @@ class array_state {
 
   std::size_t held_messages() const;
   void trim_broadcasts() { past_.clear(); }
+  void record_communication(bool on) { record_comm_ = on; }
+
+  // Load balancing (balance.cpp): this node's elements as the strategies see them, and the
+  // moves decided for them.
+  std::string load_report();
+  void start_measurement();
+  std::size_t move(const key& k, int to);
 
  private:
   // Routing (routing.cpp).
@@ -117,6 +125,7 @@ class array_state {
   home_map homes_;
   std::unordered_map<key, entry_rec> table_;
   std::size_t locals_ = 0;
+  bool record_comm_ = false;
 
   // Broadcasts: node 0 numbers them; each node keeps what it delivered for late arrivals.
   std::uint64_t bcast_issued_ = 0;  // node 0
@@ -153,6 +162,10 @@ struct runtime {
   std::unordered_map<std::uint64_t, std::string> done_slots;
   std::set<std::uint64_t> open_slots;
   scheduler_counts counts;
+  slot* running = nullptr;  // the element whose entry method runs
+  std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during balance(): (node, report)
+  std::string lb_plan;                  // during balance()
+  bool lb_plan_here = false;
 };
 
 runtime& rt();                             // this node's, created on first use

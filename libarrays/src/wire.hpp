@@ -16,6 +16,8 @@
 //   red_request     every node         -           -      -         reduction   -          -
 //   red_result      every node         -           -      function  -           -          -      body: value
 //   reply           the requester      -           -      -         slot        -          -      body: result
+//   lb_report       node 0             -           -      -         -           -          -      body: loads and messages
+//   lb_plan         every node         -           -      -         -           -          -      body: moves and the report
 //
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its
 // original sender through forwarding, so the delivering node can send it a routing update.
@@ -42,6 +44,8 @@ enum class kind : std::uint8_t {
   red_request,
   red_result,
   reply,
+  lb_report,
+  lb_plan,
 };
 
 constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <squall/arrays/balance.hpp>
 #include <squall/arrays/element.hpp>
 #include <squall/arrays/entry.hpp>
 #include <squall/arrays/home.hpp>
@@ -46,6 +47,7 @@ element_base* local(std::uint32_t array, std::uint64_t index_type, const key& k)
 std::size_t local_count(std::uint32_t array);
 void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* ctx);
 callback entry_callback(std::uint32_t array, std::uint64_t entry, const key* element);
+void record_communication(std::uint32_t array, bool on);
 
 template <class T>
 struct ops_of {
@@ -165,6 +167,10 @@ class array {
     const key k = key_of(i);
     return detail::entry_callback(id_, detail::entry_method<M>::id, &k);
   }
+
+  // Counts the bytes each element sends to each other element, for strategy::metis
+  // (balance.hpp). Off by default: it costs a table update per message.
+  void record_communication(bool on = true) const { detail::record_communication(id_, on); }
 
   std::uint32_t id() const { return id_; }
 

@@ -45,9 +45,11 @@ class element_base {
   void contribute(const R& value, reducer<R> how, const callback& then) {
     contribute_bytes(how.id, detail::type_id<R>(), detail::encode(value), then);
   }
-  // The element's work since the last load-balancing step, as the runtime measured it (in
-  // seconds of entry-method time); a program may add its own estimate.
+  // The element's work since the last load-balancing step (balance.hpp), in seconds: the
+  // time its entry methods ran, plus what the program added (its own estimate, e.g. a cost
+  // model that does not depend on the machine's noise).
   double measured_load() const;
+  void add_load(double seconds);
 
  private:
   friend struct detail_access;

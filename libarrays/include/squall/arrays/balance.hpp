@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Measurement-based load balancing (the paper's section 6; Charm++'s AtSync). The runtime
+// times every entry method of every element; balance() is the synchronisation point: it
+// gathers the loads (and, for metis, the messages between elements, when the array records
+// them), decides where each element goes, and moves them.
+//
+//   cells.record_communication();                 // for strategy::metis
+//   ... iterations ...
+//   auto r = arrays::balance(cells, arrays::strategy::refine);
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace squall::arrays {
+
+enum class strategy : std::uint8_t { greedy, refine, metis };
+
+struct balance_report {
+  std::size_t elements = 0;
+  std::size_t migrations = 0;
+  double max_before = 0, max_after = 0;  // the most loaded node's load, seconds
+  double average = 0;                    // the nodes' mean load
+};
+
+namespace detail {
+balance_report balance(std::uint32_t array, strategy how);
+}
+
+// Collective, on every node's program thread, between phases: quiesces, gathers the
+// elements' loads since the last balance, moves elements as `how` decides, quiesces again and
+// starts a new measurement. Every node gets the same report.
+template <class Array>
+balance_report balance(const Array& a, strategy how) {
+  return detail::balance(a.id(), how);
+}
+
+}  // namespace squall::arrays
