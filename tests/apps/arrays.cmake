@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# libarrays' examples (apps/arrays) at their --small sizes on 1, 2 and 4 nodes: each compares
+# itself with its sequential version on node 0 and prints OK (after every node has finished)
+# or MISMATCH. The _migrate runs move every Jacobi block to the next node every 2 steps.
+set(arrays_apps_jacobi arrays_jacobi --small)
+set(arrays_apps_jacobi_migrate arrays_jacobi --small --migrate-every 2)
+set(arrays_apps_docindex arrays_docindex --small)
+foreach(run jacobi jacobi_migrate docindex)
+  list(POP_FRONT arrays_apps_${run} program)
+  foreach(n 1 2 4)
+    add_test(NAME apps_arrays_${run}.n${n}
+      COMMAND $<TARGET_FILE:squallrun> -n ${n} $<TARGET_FILE:${program}> ${arrays_apps_${run}})
+    set_tests_properties(apps_arrays_${run}.n${n} PROPERTIES LABELS "apps;arrays;multinode" TIMEOUT 300
+      PASS_REGULAR_EXPRESSION "(^|\n)OK\r?\n" FAIL_REGULAR_EXPRESSION "MISMATCH")
+  endforeach()
+endforeach()
