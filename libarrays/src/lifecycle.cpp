@@ -71,4 +71,23 @@ void array_state::on_migrate(const message& m) {
   check_reductions();
 }
 
+// An element read from a checkpoint, at its home: inserted there with its saved state.
+void array_state::on_restore(const message& m) {
+  const key k{std::string(m.key)};
+  entry_rec& e = entry(k);
+  const outcome o = transition(e.loc, {event_kind::created_here});
+  if (o.act == action::error) protocol_error(o.why, m);
+  e.loc = o.entry;
+  construct(e, k, e.loc.epoch);
+  ops_.unpack(*e.elem, m.body);
+  if (o.act == action::flush) flush(e);
+}
+
+void array_state::restore(const key& k, std::string_view packed) {
+  header h;
+  h.what = kind::restore;
+  h.source = rt().me;
+  send_to(home_of(k), h, k, packed);
+}
+
 }  // namespace squall::arrays::detail

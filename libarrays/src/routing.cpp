@@ -79,6 +79,7 @@ void array_state::handle(const message& m, std::string_view bytes) {
       return;
     }
     case kind::reply: rt().done_slots[m.h.a] = std::string(m.body); return;
+    case kind::restore: return on_restore(m);
     case kind::lb_report: rt().lb_reports.emplace_back(m.h.source, std::string(m.body)); return;
     case kind::lb_plan:
       rt().lb_plan = std::string(m.body);

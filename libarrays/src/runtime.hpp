@@ -85,6 +85,10 @@ class array_state {
   void start_measurement();
   std::size_t move(const key& k, int to);
 
+  // Checkpoints (checkpoint.cpp): this node's elements packed, and one read back.
+  std::string pack_locals();
+  void restore(const key& k, std::string_view packed);
+
  private:
   // Routing (routing.cpp).
   void on_invoke(const message& m, std::string_view bytes);
@@ -102,6 +106,7 @@ class array_state {
   // Lifecycle (lifecycle.cpp).
   void migrate(entry_rec& e, int to);
   void on_migrate(const message& m);
+  void on_restore(const message& m);
   void remove_local(entry_rec& e);
   void install(entry_rec& e, const key& k, std::unique_ptr<element_base> elem, std::unique_ptr<slot> s);
 

@@ -18,6 +18,7 @@
 //   reply           the requester      -           -      -         slot        -          -      body: result
 //   lb_report       node 0             -           -      -         -           -          -      body: loads and messages
 //   lb_plan         every node         -           -      -         -           -          -      body: moves and the report
+//   restore         home               -           -      -         -           -          -      body: packed element
 //
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its
 // original sender through forwarding, so the delivering node can send it a routing update.
@@ -46,6 +47,7 @@ enum class kind : std::uint8_t {
   reply,
   lb_report,
   lb_plan,
+  restore,
 };
 
 constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on

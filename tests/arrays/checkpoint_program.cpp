@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The checkpoint test's program (checkpoint_test.cmake runs it):
+//   checkpoint_program write DIR   steps, checkpoints to DIR, steps on, prints the result
+//   checkpoint_program read DIR    restarts from DIR, takes the same further steps, prints
+// The result is an exact checksum of every element's state (its doubles' bit patterns), so
+// a restart on another number of nodes must print the same line.
+#include <squall/arrays.hpp>
+#include <squall/runtime.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace arrays = squall::arrays;
+
+namespace {
+
+std::uint64_t checksum = 0;
+int results = 0;
+void got(const std::uint64_t& c) {
+  checksum = c;
+  ++results;
+}
+
+struct Cell : arrays::element<arrays::index2d> {
+  std::vector<double> state;
+  std::string name;
+  void start() {
+    const auto i = this_index();
+    state.assign(static_cast<std::size_t>(1 + (i[0] * 7 + i[1]) % 5), 0.1 + 0.01 * i[0] + 0.001 * i[1]);
+    name = "cell-" + std::to_string(i[0]) + "-" + std::to_string(i[1]);
+  }
+  void step() {
+    for (double& x : state) x = 3.9 * x * (1 - x) + std::sin(x) * 1e-3;  // chaotic: any bit lost shows
+    if (this_index()[1] % 3 == 0) migrate_me((squall::node() + 1) % squall::nodes());
+  }
+  void sum() {
+    std::uint64_t h = std::hash<std::string>{}(name);
+    for (double x : state) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);
+      h = h * 1099511628211ULL + bits;
+    }
+    contribute(h, arrays::sum<std::uint64_t>(), arrays::on_root<&got>());
+  }
+  template <class A>
+  void serialize(A& ar) {
+    ar(state, name);
+  }
+};
+
+void steps(const arrays::array<Cell>& a, int n) {
+  for (int s = 0; s < n; ++s) {
+    if (squall::node() == 0) a.broadcast<&Cell::step>();
+    arrays::quiesce();
+  }
+}
+
+void print_result(const arrays::array<Cell>& a) {
+  if (squall::node() == 0) a.broadcast<&Cell::sum>();
+  arrays::quiesce();
+  if (squall::node() == 0) std::printf("RESULT %016llx\n", static_cast<unsigned long long>(checksum));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  squall::runtime rt(&argc, &argv);
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: checkpoint_program write|read DIR\n");
+    return 2;
+  }
+  const std::string mode = argv[1], dir = argv[2];
+  auto a = arrays::array<Cell>::create();
+  if (mode == "write") {
+    if (squall::node() == 0)
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 7; ++j) a.insert({i, j}, (i + j) % squall::nodes());
+    arrays::quiesce();
+    if (squall::node() == 0) a.broadcast<&Cell::start>();
+    arrays::quiesce();
+    steps(a, 5);
+    arrays::checkpoint(dir);
+  } else {
+    arrays::restart(dir);
+  }
+  steps(a, 5);
+  print_result(a);
+  return 0;
+}
