@@ -28,20 +28,12 @@
 #include "squall/apps/checksum.hpp"
 #include "squall/apps/options.hpp"
 
-namespace {
+namespace squall::apps::docindex {
 
+// The element and its callbacks are in a named namespace: libarrays instantiates its entry
+// methods' invokers with the element type, and GCC (-Wsubobject-linkage) rejects a type from
+// an anonymous namespace there when this file is compiled inside a unity file.
 namespace arrays = squall::arrays;
-namespace docindex = squall::apps::docindex;
-using squall::apps::Options;
-
-constexpr const char* kUsage =
-    "usage: squallrun -n N arrays_docindex [--small] [--documents 4000] [--vocabulary 20000] [--seed 1]\n"
-    "                                      [--queries 64]\n"
-    "  --documents d   documents in the corpus, 20 to 200 words each\n"
-    "  --vocabulary v  distinct words the generator draws from (log-uniform ranks)\n"
-    "  --queries q     words node 0 looks up (the most frequent, a spread of rarer ones, and\n"
-    "                  two words the generator cannot make)\n"
-    "  --small         300 documents over 2000 words, 24 queries (for tests)\n";
 
 using Totals = std::array<std::uint64_t, 3>;  // words, postings (word, document), occurrences
 
@@ -51,7 +43,7 @@ void on_totals(const Totals& t) { totals = t; }
 void on_vocabulary(const std::vector<std::string>& v) { vocabulary = v; }
 
 struct Word : arrays::element<std::string> {
-  docindex::Postings postings;  // (document, count), in arrival order
+  Postings postings;  // (document, count), in arrival order
 
   void add(std::uint32_t doc, std::uint32_t count) { postings.emplace_back(doc, count); }
 
@@ -76,13 +68,27 @@ struct Word : arrays::element<std::string> {
   }
 };
 
-}  // namespace
+}  // namespace squall::apps::docindex
 
 // The first add to a word creates its element.
 template <>
-inline constexpr bool squall::arrays::creates_on_demand<&Word::add> = true;
+inline constexpr bool squall::arrays::creates_on_demand<&squall::apps::docindex::Word::add> = true;
 
 namespace {
+
+namespace arrays = squall::arrays;
+namespace docindex = squall::apps::docindex;
+using docindex::Totals, docindex::Word, docindex::totals, docindex::vocabulary;
+using squall::apps::Options;
+
+constexpr const char* kUsage =
+    "usage: squallrun -n N arrays_docindex [--small] [--documents 4000] [--vocabulary 20000] [--seed 1]\n"
+    "                                      [--queries 64]\n"
+    "  --documents d   documents in the corpus, 20 to 200 words each\n"
+    "  --vocabulary v  distinct words the generator draws from (log-uniform ranks)\n"
+    "  --queries q     words node 0 looks up (the most frequent, a spread of rarer ones, and\n"
+    "                  two words the generator cannot make)\n"
+    "  --small         300 documents over 2000 words, 24 queries (for tests)\n";
 
 // The words node 0 asks about: the most frequent ranks, a spread of rarer ones, and two that
 // no document contains (no 'z' or 'y' in the generator's alphabet).

@@ -29,20 +29,12 @@
 #include "squall/apps/checksum.hpp"
 #include "squall/apps/options.hpp"
 
-namespace {
+namespace squall::apps::jacobi {
 
+// The element and what it uses are in a named namespace: libarrays instantiates its entry
+// methods' invokers with the element type, and GCC (-Wsubobject-linkage) rejects a type from
+// an anonymous namespace there when this file is compiled inside a unity file.
 namespace arrays = squall::arrays;
-using squall::apps::Options;
-namespace jacobi = squall::apps::jacobi;
-
-constexpr const char* kUsage =
-    "usage: squallrun -n N arrays_jacobi [--small] [--grid 512] [--block 64] [--iterations 200]\n"
-    "                                    [--check-every 1] [--migrate-every 0]\n"
-    "  --grid n          the grid is n x n points (periodic)\n"
-    "  --block b         each element holds a b x b block (b divides n)\n"
-    "  --check-every c   reduce the largest change every c iterations (and after the last)\n"
-    "  --migrate-every K move every block to the next node every K iterations (0: never)\n"
-    "  --small           64 x 64 grid in blocks of 16, 30 iterations (for tests)\n";
 
 // The run's parameters: every node parses the same command line, so every node has them.
 struct Config {
@@ -78,7 +70,9 @@ void on_residual(const Residual& r) {
 bool reduces_after(int k) { return k % cfg.check_every == 0 || k == cfg.iterations; }
 
 struct Block;
-const arrays::array<Block, arrays::index2d>* blocks = nullptr;  // the index type is given: Block is incomplete here
+// The array, for the blocks to message their neighbours (the index type is spelled out: array's
+// default for it needs a complete Block).
+const arrays::array<Block, arrays::index2d>* blocks = nullptr;
 
 struct Block : arrays::element<arrays::index2d> {
   int b = 0;                   // block side
@@ -97,8 +91,8 @@ struct Block : arrays::element<arrays::index2d> {
     f.assign(static_cast<std::size_t>(b) * b, 0.0);
     for (int i = 0; i < b; ++i) {
       for (int j = 0; j < b; ++j) {
-        u[at(i + 1, j + 1)] = jacobi::initial_value(i0 + i, j0 + j);
-        f[static_cast<std::size_t>(i) * b + j] = jacobi::source_value(i0 + i, j0 + j, cfg.n);
+        u[at(i + 1, j + 1)] = initial_value(i0 + i, j0 + j);
+        f[static_cast<std::size_t>(i) * b + j] = source_value(i0 + i, j0 + j, cfg.n);
       }
     }
     send_edges();
@@ -180,7 +174,7 @@ struct Block : arrays::element<arrays::index2d> {
       const double* fr = &f[static_cast<std::size_t>(i - 1) * b];
       double* out = &next[at(i, 0)];
       for (int j = 1; j <= b; ++j) {
-        out[j] = jacobi::relax(up[j], down[j], row[j - 1], row[j + 1], fr[j - 1]);
+        out[j] = relax(up[j], down[j], row[j - 1], row[j + 1], fr[j - 1]);
         worst = std::max(worst, std::fabs(out[j] - row[j]));
       }
     }
@@ -193,6 +187,23 @@ struct Block : arrays::element<arrays::index2d> {
   std::vector<double> next;  // scratch, not carried when migrating
   double last_change = 0;
 };
+
+}  // namespace squall::apps::jacobi
+
+namespace {
+
+namespace jacobi = squall::apps::jacobi;
+using namespace squall::apps::jacobi;
+using squall::apps::Options;
+
+constexpr const char* kUsage =
+    "usage: squallrun -n N arrays_jacobi [--small] [--grid 512] [--block 64] [--iterations 200]\n"
+    "                                    [--check-every 1] [--migrate-every 0]\n"
+    "  --grid n          the grid is n x n points (periodic)\n"
+    "  --block b         each element holds a b x b block (b divides n)\n"
+    "  --check-every c   reduce the largest change every c iterations (and after the last)\n"
+    "  --migrate-every K move every block to the next node every K iterations (0: never)\n"
+    "  --small           64 x 64 grid in blocks of 16, 30 iterations (for tests)\n";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
