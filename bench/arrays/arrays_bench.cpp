@@ -33,8 +33,8 @@
 // Medians of T trials (--trials T, default 7); each trial runs every measurement once, in
 // turn. --iters K (default 10000) is the number of round trips of message_us and am_rtt_us;
 // the others scale from it (local: 10 K messages, migration: K / 5 hops, forwarded and
-// bcast_reduce: K / 10). --only NAME (am, message, local, migration, forwarded or
-// bcast_reduce) runs one of them, for a profiler; the others are null. Nodes beyond 2 hold
+// bcast_reduce: K / 10). --only NAME[,NAME...] (am, message, local, migration, forwarded,
+// bcast_reduce) runs those, for a profiler; the others are null. Nodes beyond 2 hold
 // their 16 elements and take part in the broadcast and the reduction only. Exits 1 when a
 // count is wrong (a reduction that is not 16 x nodes, a forwarded message that was not
 // forwarded).
@@ -292,18 +292,29 @@ int main(int argc, char** argv) {
   for (int i = per_node * me; i < per_node * (me + 1); ++i) elements.insert(i);
   arrays::quiesce();
 
-  // --only NAME runs one measurement (for a profiler); the others are null.
-  const char* only = nullptr;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--only") only = argv[i + 1];
-  const char* names[] = {"am", "message", "local", "migration", "forwarded", "bcast_reduce"};
-  if (only != nullptr && std::find_if(std::begin(names), std::end(names), [only](const char* x) {
-                           return std::string(x) == only;
-                         }) == std::end(names)) {
-    if (me == 0) std::fprintf(stderr, "--only: expected am, message, local, migration, forwarded or bcast_reduce\n");
-    return 2;
+  // --only NAME[,NAME...] runs those measurements (for a profiler); the others are null.
+  std::vector<std::string> only;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) != "--only") continue;
+    std::string list = argv[i + 1];
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      only.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
   }
-  const auto want = [only](const char* name) { return only == nullptr || std::string(only) == name; };
+  const char* names[] = {"am", "message", "local", "migration", "forwarded", "bcast_reduce"};
+  for (const std::string& o : only) {
+    if (std::find(std::begin(names), std::end(names), o) == std::end(names)) {
+      if (me == 0) {
+        std::fprintf(stderr, "--only: '%s' is none of am, message, local, migration, forwarded, bcast_reduce\n", o.c_str());
+      }
+      return 2;
+    }
+  }
+  const auto want = [&only](const char* name) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
 
   bool right = true;
   std::vector<double> am_us, am_program_us, message_us, local_us, migration_us, forwarded_us, bcast_us;
