@@ -118,6 +118,22 @@ void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std:
   count().invoked.add();
 }
 
+void array_state::run_hook(entry_rec& e, void (*hook)(element_base&)) {
+  runtime& r = rt();
+  r.in_entry = true;
+  r.running = e.s.get();
+  try {
+    hook(*e.elem);
+  } catch (...) {
+    r.in_entry = false;
+    r.running = nullptr;
+    throw;
+  }
+  r.in_entry = false;
+  r.running = nullptr;
+  after_entry(e);
+}
+
 [[noreturn]] void protocol_error(const char* what, const message& m) {
   throw squall::usage_error(std::string("libarrays: ") + what + " (array " + std::to_string(m.h.array) + ", from node " +
                             std::to_string(m.h.source) + ")");
@@ -132,6 +148,11 @@ void element_base::migrate_me(int to) {
                               std::to_string(detail::rt().nodes) + " nodes");
   }
   s.migrate_to = to;
+}
+
+std::uint32_t element_base::array_id() const {
+  if (slot_ == nullptr) throw squall::usage_error("libarrays: array_id() of an element that is not in an array");
+  return slot_->array->id();
 }
 
 void element_base::add_load(double seconds) { detail::slot_of(*this, "add_load").load_s += seconds; }

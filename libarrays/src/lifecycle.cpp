@@ -66,6 +66,7 @@ void array_state::on_migrate(const message& m) {
     u.epoch = e.loc.epoch;
     send_to(home_of(k), u, k, {});
   }
+  run_hook(e, [](element_base& x) { x.on_migrated(); });
   catch_up(e);
   if (o.act == action::flush) flush(e);
   check_reductions();

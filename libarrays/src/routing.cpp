@@ -78,7 +78,10 @@ void array_state::handle(const message& m, std::string_view bytes) {
       r.in_entry = false;
       return;
     }
-    case kind::reply: rt().done_slots[m.h.a] = std::string(m.body); return;
+    case kind::reply:
+      if ((m.h.flags & failed_flag) != 0) rt().failed_slots[m.h.a] = std::string(m.body);
+      rt().done_slots[m.h.a] = std::string(m.body);
+      return;
     case kind::restore: return on_restore(m);
     case kind::lb_report: rt().lb_reports.emplace_back(m.h.source, std::string(m.body)); return;
     case kind::lb_plan:
@@ -254,6 +257,31 @@ void array_state::flush(entry_rec& e) {
   std::vector<std::string> held;
   held.swap(e.held);
   for (const std::string& bytes : held) handle(read_message(bytes), bytes);
+}
+
+std::size_t array_state::fail_held_requests() {
+  std::size_t failed = 0;
+  for (auto& [k, e] : table_) {
+    std::vector<std::string> kept;
+    for (std::string& bytes : e.held) {
+      const message m = read_message(bytes);
+      if (m.h.what != kind::invoke || m.h.a == 0) {
+        kept.push_back(std::move(bytes));
+        continue;
+      }
+      header r;
+      r.what = kind::reply;
+      r.flags = failed_flag;
+      r.source = rt().me;
+      r.a = m.h.a;
+      const std::string why = "libarrays: a request to an element of array " + std::to_string(id_) +
+                              " that does not exist (never inserted, or deleted), found at quiescence";
+      send_to(static_cast<int>(m.h.a >> 40), r, key(), why);
+      ++failed;
+    }
+    e.held = std::move(kept);
+  }
+  return failed;
 }
 
 std::size_t array_state::held_messages() const {

@@ -76,6 +76,8 @@ class array_state {
   void handle(const message& m, std::string_view bytes);
 
   std::size_t held_messages() const;
+  // At quiescence: requests held for elements that do not exist get an error reply.
+  std::size_t fail_held_requests();
   void trim_broadcasts() { past_.clear(); }
   void record_communication(bool on) { record_comm_ = on; }
 
@@ -109,6 +111,8 @@ class array_state {
   void on_restore(const message& m);
   void remove_local(entry_rec& e);
   void install(entry_rec& e, const key& k, std::unique_ptr<element_base> elem, std::unique_ptr<slot> s);
+  // Runs one of the element's own hooks as if it were an entry method.
+  void run_hook(entry_rec& e, void (*hook)(element_base&));
 
   // Broadcasts (broadcasts.cpp).
   void on_bcast_request(const message& m);
@@ -165,6 +169,7 @@ struct runtime {
   bool in_entry = false;
   std::uint64_t next_slot = 1;
   std::unordered_map<std::uint64_t, std::string> done_slots;
+  std::unordered_map<std::uint64_t, std::string> failed_slots;  // why the request failed
   std::set<std::uint64_t> open_slots;
   scheduler_counts counts;
   slot* running = nullptr;  // the element whose entry method runs

@@ -119,6 +119,10 @@ std::string take_slot(std::uint64_t s) {
   if (it == r.done_slots.end()) throw squall::usage_error("libarrays: a future's result taken twice");
   std::string v = std::move(it->second);
   r.done_slots.erase(it);
+  if (auto f = r.failed_slots.find(s); f != r.failed_slots.end()) {
+    r.failed_slots.erase(f);
+    throw squall::usage_error(v);
+  }
   return v;
 }
 
@@ -141,6 +145,8 @@ void quiesce() {
   // Waves: each node runs until idle, then the job sums what was sent and handled. Two
   // waves in a row with equal sums, and as much handled as sent, mean nothing moved between
   // them, so nothing is in flight.
+  // Then requests held for elements that do not exist are answered with an error (their
+  // futures throw), and the detection runs again for those answers.
   std::array<std::uint64_t, 2> last{~0ULL, ~0ULL};
   for (;;) {
     while (detail::run_some(detail::never, nullptr)) {
@@ -148,7 +154,13 @@ void quiesce() {
     const std::array<std::uint64_t, 2> mine{r.counts.sent, r.counts.handled};
     std::array<std::uint64_t, 2> all{};
     squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
-    if (all[0] == all[1] && all == last) break;
+    if (all[0] == all[1] && all == last) {
+      std::size_t failed = 0;
+      for (auto& a : r.arrays) failed += a->fail_held_requests();
+      if (squall::allreduce(failed) == 0) break;
+      last = {~0ULL, ~0ULL};
+      continue;
+    }
     last = all;
   }
   std::size_t held = 0;

@@ -51,6 +51,7 @@ enum class kind : std::uint8_t {
 };
 
 constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on
+constexpr std::uint8_t failed_flag = 2;     // reply: the request failed; the body says why
 
 struct header {
   kind what = kind::invoke;

@@ -22,6 +22,7 @@ void ignore(const int&) {}
 struct Cell : arrays::element<arrays::index1d> {
   int value = 0;
   void set(int v) { value = v; }
+  int get() const { return value; }
   void sum_it() { contribute(value, arrays::sum<int>(), arrays::on_root<&ignore>()); }
   void max_it() { contribute(value, arrays::max<int>(), arrays::on_root<&ignore>()); }
   void go(int to) { migrate_me(to); }
@@ -93,6 +94,21 @@ TEST(ArraysErrors, AMessageToADeletedElementIsReportedAtQuiescence) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(squall::stats::take().get("arrays.held_at_quiescence") - before, 1u);
   EXPECT_NE(err.find("do not exist"), std::string::npos) << err;
+}
+
+TEST(ArraysErrors, ARequestToAnElementThatDoesNotExistFailsAtQuiescence) {
+  auto a = arrays::array<Cell>::create();
+  testing::internal::CaptureStderr();
+  auto f = a[12].request<&Cell::get>();
+  arrays::quiesce();  // held at the home until now: then answered with an error
+  testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(f.ready());
+  try {
+    f.get();
+    ADD_FAILURE() << "get() returned for an element that does not exist";
+  } catch (const squall::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ArraysErrors, TheSchedulerRunsOnlyOnTheThreadThatCreatedTheArrays) {

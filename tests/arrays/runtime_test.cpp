@@ -28,11 +28,18 @@ struct Counter : arrays::element<arrays::index1d> {
   std::int64_t value() const { return total; }
   int where() const { return squall::node(); }
   void go(int to) { migrate_me(to); }
+  // Moves on, and once there tells element 0 through its own array's proxy.
+  void go_and_tell(int to) { migrate_me(to); }
+  void on_migrated() override {
+    ++arrivals;
+    if (this_index()[0] != 0) arrays::array<Counter>::of(*this)[0].call<&Counter::add>(std::int64_t{100});
+  }
+  int arrivals = 0;
   void report() { contribute(total, arrays::sum<std::int64_t>(), arrays::on_every_node<&Counter_total>()); }
   static void Counter_total(const std::int64_t& v);
   template <class A>
   void serialize(A& ar) {
-    ar(total, hits);
+    ar(total, hits, arrivals);
   }
 };
 
@@ -114,6 +121,23 @@ TEST(Arrays, MessagesFollowAnElementThatMigrates) {
   if (me() == 0) {
     EXPECT_EQ(value[0].get(), 3 * nodes() * nodes());
     EXPECT_EQ(where[0].get(), (3 * nodes()) % nodes());
+  }
+}
+
+TEST(Arrays, AnArrivingElementIsToldAndReachesItsOwnArray) {
+  auto a = arrays::array<Counter>::create();
+  if (me() == 0) {
+    a.insert(0, 0);
+    a.insert(1, 0);
+  }
+  arrays::quiesce();
+  if (me() == 0) a[1].call<&Counter::go_and_tell>(nodes() - 1);
+  arrays::quiesce();
+  std::vector<arrays::future<std::int64_t>> value;
+  if (me() == 0) value.push_back(a[0].request<&Counter::value>());
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(value[0].get(), nodes() > 1 ? 100 : 0);  // on one node nothing moves
   }
 }
 

@@ -53,14 +53,12 @@ template <class T>
 struct ops_of {
   static element_base* make() { return new T(); }
   static void pack(element_base& e, std::string& out) {
-    string_sink sink(out);
-    std::ostream os(&sink);
-    cereal::BinaryOutputArchive ar(os);
+    cereal::BinaryOutputArchive ar(output_to(out));
     ar(static_cast<T&>(e));
   }
   static void unpack(element_base& e, std::string_view in) {
-    bytes_source src(in);
-    std::istream is(&src);
+    bytes_source* src = nullptr;
+    std::istream& is = input_from(in, src);
     try {
       cereal::BinaryInputArchive ar(is);
       ar(static_cast<T&>(e));
@@ -134,6 +132,10 @@ class array {
   static array create(home_map homes = {}) {
     return array(detail::create_array(detail::ops_of<T>::get(), std::move(homes)));
   }
+
+  // The array an element belongs to: its own proxy, inside its entry methods (Charm++'s
+  // thisProxy).
+  static array of(const T& e) { return array(e.array_id()); }
 
   proxy operator[](const I& i) const { return proxy(id_, key_of(i)); }
   void insert(const I& i, int on = -1) const { (*this)[i].insert(on); }

@@ -33,26 +33,50 @@ inline constexpr bool all_raw = (std::is_trivially_copyable_v<std::decay_t<A>> &
 
 // Appends to a std::string (cereal writes to an ostream).
 struct string_sink : std::streambuf {
-  explicit string_sink(std::string& s) : out(s) {}
   std::streamsize xsputn(const char* p, std::streamsize n) override {
-    out.append(p, static_cast<std::size_t>(n));
+    out->append(p, static_cast<std::size_t>(n));
     return n;
   }
   int_type overflow(int_type c) override {
-    if (c != traits_type::eof()) out.push_back(static_cast<char>(c));
+    if (c != traits_type::eof()) out->push_back(static_cast<char>(c));
     return c;
   }
-  std::string& out;
+  std::string* out = nullptr;
 };
 
 // Reads bytes in place.
 struct bytes_source : std::streambuf {
-  explicit bytes_source(std::string_view s) {
+  void reset(std::string_view s) {
     char* p = const_cast<char*>(s.data());  // only ever read
     setg(p, p, p + s.size());
   }
   std::streamsize left() { return in_avail(); }
 };
+
+// One stream of each kind per thread, pointed at each message in turn: building a
+// std::ostream (its ios_base and locale) per message cost more than the message's encoding.
+// An archive is made per message; it holds no state between them.
+struct output_stream {
+  string_sink sink;
+  std::ostream os{&sink};
+};
+struct input_stream {
+  bytes_source source;
+  std::istream is{&source};
+};
+inline std::ostream& output_to(std::string& out) {
+  thread_local output_stream s;
+  s.sink.out = &out;
+  s.os.clear();
+  return s.os;
+}
+inline std::istream& input_from(std::string_view in, bytes_source*& source) {
+  thread_local input_stream s;
+  s.source.reset(in);
+  s.is.clear();
+  source = &s.source;
+  return s.is;
+}
 
 [[noreturn]] void throw_bad_bytes(const char* what, std::size_t size);
 
@@ -67,9 +91,7 @@ void encode_into(std::string& out, const A&... a) {
     char* p = out.data() + at;
     ((std::memcpy(p, &a, sizeof(A)), p += sizeof(A)), ...);
   } else {
-    string_sink sink(out);
-    std::ostream os(&sink);
-    cereal::BinaryOutputArchive ar(os);
+    cereal::BinaryOutputArchive ar(output_to(out));
     ar(a...);
   }
 }
@@ -93,15 +115,15 @@ std::tuple<std::decay_t<A>...> decode(std::string_view in, const char* what) {
     const char* p = in.data();
     std::apply([&](auto&... v) { ((std::memcpy(&v, p, sizeof v), p += sizeof v), ...); }, values);
   } else {
-    bytes_source src(in);
-    std::istream is(&src);
+    bytes_source* src = nullptr;
+    std::istream& is = input_from(in, src);
     try {
       cereal::BinaryInputArchive ar(is);
-      std::apply([&](auto&... v) { ar(v...); }, values);
+      std::apply(ar, values);
     } catch (const cereal::Exception&) {
       throw_bad_bytes(what, in.size());
     }
-    if (src.left() != 0) throw_bad_bytes(what, in.size());
+    if (src->left() != 0) throw_bad_bytes(what, in.size());
   }
   return values;
 }

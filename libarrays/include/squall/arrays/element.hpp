@@ -51,6 +51,12 @@ class element_base {
   double measured_load() const;
   void add_load(double seconds);
 
+  // Called on the new node right after the element arrived by migration (and before any
+  // message reaches it there): Charm++'s ckJustMigrated.
+  virtual void on_migrated() {}
+  // The array this element belongs to (array<T>::of(*this) is its proxy).
+  std::uint32_t array_id() const;
+
  private:
   friend struct detail_access;
   void contribute_bytes(std::uint64_t reducer, std::uint64_t value_type, std::string value, const callback& then);

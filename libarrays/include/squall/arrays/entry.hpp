@@ -52,13 +52,15 @@ struct entry_method {
   using R = typename traits::result_type;
   using codec = codec_of<typename traits::args>;
 
+  // No lambda here: a closure type would give an element type of internal linkage (one in
+  // an anonymous namespace) a subobject of another TU's linkage in unity builds.
   static void invoke(element_base& e, std::string_view args, std::string* result) {
     T& self = static_cast<T&>(e);
-    auto values = codec::decode_args(args, "arguments for this entry method");
+    auto call = std::tuple_cat(std::tie(self), codec::decode_args(args, "arguments for this entry method"));
     if constexpr (std::is_void_v<R>) {
-      std::apply([&](auto&... a) { (self.*M)(a...); }, values);
+      std::apply(M, call);
     } else {
-      R r = std::apply([&](auto&... a) { return (self.*M)(a...); }, values);
+      R r = std::apply(M, call);
       if (result != nullptr) encode_into(*result, r);
     }
   }
