@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime.hpp"
+#include "ticks.hpp"
 
 namespace squall::arrays {
 namespace detail {
@@ -31,6 +32,24 @@ slot& slot_of(element_base& e, const char* what) {
 
 }  // namespace
 
+namespace {
+struct tick_epoch {
+  std::uint64_t tick = ticks();
+  std::int64_t ns = am::clock_ns();
+};
+const tick_epoch& epoch() {  // taken when the node creates its first array
+  static const tick_epoch e;
+  return e;
+}
+}  // namespace
+
+double seconds_per_tick() {
+  const tick_epoch& e = epoch();
+  std::int64_t ns = am::clock_ns();
+  while (ns - e.ns < 10'000'000) ns = am::clock_ns();  // only within 10 ms of the first array
+  return static_cast<double>(ns - e.ns) * 1e-9 / static_cast<double>(ticks() - e.tick);
+}
+
 array_state& array_at(std::uint32_t id) {
   runtime& r = rt();
   if (id >= r.arrays.size()) throw squall::usage_error("libarrays: a message for array " + std::to_string(id) + ", which this node has not created");
@@ -40,7 +59,10 @@ array_state& array_at(std::uint32_t id) {
 std::uint32_t create_array(const element_ops& ops, home_map map) {
   if (!squall::initialized()) throw squall::usage_error("libarrays: array::create before squall::init");
   runtime& r = rt();
-  if (r.arrays.empty()) r.scheduler_thread = std::this_thread::get_id();
+  if (r.arrays.empty()) {
+    r.scheduler_thread = std::this_thread::get_id();
+    epoch();
+  }
   if (std::this_thread::get_id() != r.scheduler_thread) {
     throw squall::usage_error("libarrays: arrays are created by the thread that created the node's first one");
   }
@@ -103,7 +125,7 @@ void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std:
   runtime& r = rt();
   r.in_entry = true;
   r.running = &s;
-  const std::int64_t start = am::clock_ns();
+  const std::uint64_t start = ticks();
   try {
     info.invoke(e, args, result);
   } catch (...) {
@@ -111,7 +133,7 @@ void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std:
     r.running = nullptr;
     throw;
   }
-  s.load_s += static_cast<double>(am::clock_ns() - start) * 1e-9;
+  s.load_ticks += ticks() - start;
   r.in_entry = false;
   r.running = nullptr;
   ++r.counts.invoked;
@@ -161,7 +183,7 @@ void element_base::destroy_me() { detail::slot_of(*this, "destroy_me").destroy =
 
 double element_base::measured_load() const {
   const detail::slot* s = slot_;
-  return s != nullptr ? s->load_s : 0;
+  return s != nullptr ? s->load_s + static_cast<double>(s->load_ticks) * detail::seconds_per_tick() : 0;
 }
 
 void element_base::contribute_bytes(std::uint64_t reducer, std::uint64_t value_type, std::string value,

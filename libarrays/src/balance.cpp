@@ -78,7 +78,7 @@ void decide(array_state& a, strategy how) {
   h.what = kind::lb_plan;
   h.source = r.me;
   h.array = a.id();
-  for (int n = 0; n < r.nodes; ++n) send(n, make_message(h, {}, encode(moves[static_cast<std::size_t>(n)], report)));
+  for (int n = 0; n < r.nodes; ++n) send(n, h, {}, encode(moves[static_cast<std::size_t>(n)], report));
 }
 
 }  // namespace
@@ -89,7 +89,7 @@ std::string array_state::load_report() {
     if (!e.s) continue;
     comm_list comm;
     for (const auto& [to, bytes] : e.s->sent_to) comm.emplace_back(to.bytes(), bytes);
-    list.emplace_back(k.bytes(), e.s->load_s, std::move(comm));
+    list.emplace_back(k.bytes(), e.elem->measured_load(), std::move(comm));
   }
   return encode(list);
 }
@@ -98,6 +98,7 @@ void array_state::start_measurement() {
   for (auto& [k, e] : table_) {
     if (!e.s) continue;
     e.s->load_s = 0;
+    e.s->load_ticks = 0;
     e.s->sent_to.clear();
   }
 }
@@ -120,7 +121,7 @@ balance_report balance(std::uint32_t array, strategy how) {
   h.what = kind::lb_report;
   h.source = r.me;
   h.array = array;
-  send(0, make_message(h, {}, a.load_report()));
+  send(0, h, {}, a.load_report());
   if (r.me == 0) {
     run_until([&] { return static_cast<int>(r.lb_reports.size()) == r.nodes; });
     decide(a, how);

@@ -35,7 +35,7 @@ int array_state::route(const key& k, entry_rec& e) const {
 
 void array_state::send_to(int node, header h, const key& k, std::string_view body) {
   h.array = id_;
-  send(node, make_message(h, k.bytes(), body));
+  send(node, h, k.bytes(), body);
 }
 
 void array_state::send_invoke(key k, std::uint64_t entry_id, std::string args, std::uint64_t reply_slot) {

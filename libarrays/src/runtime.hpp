@@ -30,7 +30,8 @@ struct slot {
   std::uint64_t red_count = 0;    // reductions it contributed to (the next one's number)
   int migrate_to = -1;            // asked in the running entry method
   bool destroy = false;           // asked in the running entry method
-  double load_s = 0;              // entry-method time since the last balancing step
+  double load_s = 0;              // the program's add_load since the last balancing step
+  std::uint64_t load_ticks = 0;   // entry-method time since then (ticks.hpp)
   std::unordered_map<key, std::uint64_t> sent_to;  // bytes to each element (record_communication)
 };
 
@@ -180,7 +181,8 @@ struct runtime {
 
 runtime& rt();                             // this node's, created on first use
 array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown array
-void send(int node, std::string msg);      // to the node's scheduler (this node's too)
+// To the node's scheduler (this node's too): the header (its key_bytes set here), key, body.
+void send(int node, const header& h, std::string_view key, std::string_view body);
 void invoke_entry(element_base& e, std::uint64_t entry, std::string_view args, std::string* result);
 [[noreturn]] void protocol_error(const char* what, const message& m);
 

@@ -88,18 +88,33 @@ counters& count() {
   return c;
 }
 
-void send(int node, std::string msg) {
+void send(int node, const header& h, std::string_view key, std::string_view body) {
   runtime& r = rt();
   ++r.counts.sent;
   count().sent.add();
+  header out = h;
+  out.key_bytes = static_cast<std::uint32_t>(key.size());
+  const std::size_t size = sizeof out + key.size() + body.size();
+  // Written once, where it goes: this node's queue, or the outgoing packet.
+  const auto write = [&](char* p) {
+    std::memcpy(p, &out, sizeof out);
+    if (!key.empty()) std::memcpy(p + sizeof out, key.data(), key.size());
+    if (!body.empty()) std::memcpy(p + sizeof out + key.size(), body.data(), body.size());
+  };
   if (node == r.me) {
-    append_framed(r.local, msg);
+    const auto n = static_cast<std::uint32_t>(size);
+    const std::size_t at = r.local.size();
+    r.local.resize(at + sizeof n + size);
+    std::memcpy(r.local.data() + at, &n, sizeof n);
+    write(r.local.data() + at + sizeof n);
     return;
   }
-  if (msg.size() <= am::max_payload()) {
-    am::send<on_message>(node, am::payload(reinterpret_cast<const std::byte*>(msg.data()), msg.size()));
+  if (size <= am::max_payload()) {
+    am::send_written<on_message>(node, size, [&](std::byte* p) { write(reinterpret_cast<char*>(p)); });
   } else {
     // A large element or argument list: streamed, and complete here before msg goes.
+    std::string msg(size, '\0');
+    write(msg.data());
     am::bulk_send<on_message>(node, am::payload(reinterpret_cast<const std::byte*>(msg.data()), msg.size()));
   }
 }

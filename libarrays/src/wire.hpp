@@ -74,16 +74,6 @@ struct message {
   std::string_view body;
 };
 
-inline std::string make_message(const header& h, std::string_view key, std::string_view body) {
-  header out = h;
-  out.key_bytes = static_cast<std::uint32_t>(key.size());
-  std::string m(sizeof out + key.size() + body.size(), '\0');
-  std::memcpy(m.data(), &out, sizeof out);
-  if (!key.empty()) std::memcpy(m.data() + sizeof out, key.data(), key.size());
-  if (!body.empty()) std::memcpy(m.data() + sizeof out + key.size(), body.data(), body.size());
-  return m;
-}
-
 inline message read_message(std::string_view bytes) {
   message m;
   if (bytes.size() < sizeof m.h) throw squall::usage_error("libarrays: a message shorter than its header");

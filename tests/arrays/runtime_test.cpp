@@ -29,17 +29,22 @@ struct Counter : arrays::element<arrays::index1d> {
   int where() const { return squall::node(); }
   void go(int to) { migrate_me(to); }
   // Moves on, and once there tells element 0 through its own array's proxy.
-  void go_and_tell(int to) { migrate_me(to); }
+  void go_and_tell(int to) {
+    tell = true;
+    migrate_me(to);
+  }
   void on_migrated() override {
     ++arrivals;
-    if (this_index()[0] != 0) arrays::array<Counter>::of(*this)[0].call<&Counter::add>(std::int64_t{100});
+    if (tell) arrays::array<Counter>::of(*this)[0].call<&Counter::add>(std::int64_t{100});
+    tell = false;
   }
   int arrivals = 0;
+  bool tell = false;
   void report() { contribute(total, arrays::sum<std::int64_t>(), arrays::on_every_node<&Counter_total>()); }
   static void Counter_total(const std::int64_t& v);
   template <class A>
   void serialize(A& ar) {
-    ar(total, hits, arrivals);
+    ar(total, hits, arrivals, tell);
   }
 };
 

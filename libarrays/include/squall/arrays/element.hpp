@@ -43,7 +43,8 @@ class element_base {
   // This element's value for the array's next reduction (reduce.hpp).
   template <class R>
   void contribute(const R& value, reducer<R> how, const callback& then) {
-    contribute_bytes(how.id, detail::type_id<R>(), detail::encode(value), then);
+    constexpr std::uint64_t value_type = detail::type_id<R>();  // at compile time, not per call
+    contribute_bytes(how.id, value_type, detail::encode(value), then);
   }
   // The element's work since the last load-balancing step (balance.hpp), in seconds: the
   // time its entry methods ran, plus what the program added (its own estimate, e.g. a cost
