@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "in_place.hpp"
 #include "runtime.hpp"
 #include "ticks.hpp"
 
@@ -56,7 +57,7 @@ array_state& array_at(std::uint32_t id) {
   return *r.arrays[id];
 }
 
-std::uint32_t create_array(const element_ops& ops, home_map map) {
+std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_options* in_place) {
   if (!squall::initialized()) throw squall::usage_error("libarrays: array::create before squall::init");
   runtime& r = rt();
   if (r.arrays.empty()) {
@@ -67,7 +68,7 @@ std::uint32_t create_array(const element_ops& ops, home_map map) {
     throw squall::usage_error("libarrays: arrays are created by the thread that created the node's first one");
   }
   const auto id = static_cast<std::uint32_t>(r.arrays.size());
-  r.arrays.push_back(std::make_unique<array_state>(id, ops, std::move(map)));
+  r.arrays.push_back(std::make_unique<array_state>(id, ops, std::move(map), in_place));
   // No node sends for this array before every node has it.
   squall::barrier();
   return id;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Elements arriving and leaving: migration packs an element with cereal, ships it with its
 // broadcast and reduction counts, and unpacks it into a new object on the destination, which
-// tells the home (the paper's section 4.4). The old node keeps a pointer to where it went.
+// tells the home (the paper's section 4.4); an element in place (in_place.hpp) travels as its
+// slot's bytes and goes on at the same address. The old node keeps a pointer to where it went.
+#include "in_place.hpp"
 #include "runtime.hpp"
 
 namespace squall::arrays::detail {
 
-void array_state::install(entry_rec& e, const key& k, std::unique_ptr<element_base> elem, std::unique_ptr<slot> s) {
+void array_state::install(entry_rec& e, const key& k, element_ptr elem, std::unique_ptr<slot> s) {
   detail_access::slot_of(*elem) = s.get();
   detail_access::set_key(*elem, k);
   count_in(s->red_count);
@@ -15,11 +17,28 @@ void array_state::install(entry_rec& e, const key& k, std::unique_ptr<element_ba
   ++locals_;
 }
 
+// The bookkeeping of an element that leaves this node (its object is the caller's).
 void array_state::remove_local(entry_rec& e) {
   count_out(e.s->red_count);
-  e.elem.reset();
   e.s.reset();
   --locals_;
+}
+
+element_ptr array_state::new_element(std::uint32_t& place) {
+  if (in_place_) return element_ptr(in_place_->construct(place), element_deleter{true});
+  return element_ptr(ops_.make(), element_deleter{false});
+}
+
+void array_state::destroy_element(entry_rec& e) {
+  const std::uint32_t place = e.s->place;
+  e.elem.reset();
+  if (in_place_ && !in_place_->release(place)) {
+    header h;
+    h.what = kind::free_slot;
+    h.source = rt().me;
+    h.a = place;
+    send_to(in_place_->owner(place), h, key(), {});
+  }
 }
 
 void array_state::migrate(entry_rec& e, int to) {
@@ -32,7 +51,17 @@ void array_state::migrate(entry_rec& e, int to) {
   h.a = e.s->bcast_count;
   h.b = e.s->red_count;
   std::string body;
-  ops_.pack(*e.elem, body);
+  if (in_place_) {
+    // The slot's bytes, element and heap, go as they are; the object is not destroyed here,
+    // it goes on living at the same address on the destination.
+    h.flags |= in_place_flag;
+    h.c = e.s->place;
+    body = in_place_->leave(e.s->place);
+    (void)e.elem.release();
+  } else {
+    ops_.pack(*e.elem, body);
+    e.elem.reset();
+  }
   const key k = e.s->k;
   remove_local(e);
   e.loc = o.entry;
@@ -47,9 +76,19 @@ void array_state::on_migrate(const message& m) {
   entry_rec& e = entry(k);
   const outcome o = transition(e.loc, {event_kind::migration_landed, -1, m.h.epoch});
   if (o.act == action::error) protocol_error(o.why, m);
-  std::unique_ptr<element_base> elem(ops_.make());
-  ops_.unpack(*elem, m.body);
+  element_ptr elem;
+  std::uint32_t place = 0;
+  if ((m.h.flags & in_place_flag) != 0) {
+    if (!in_place_) protocol_error("an element moved in place to an array that is not", m);
+    place = static_cast<std::uint32_t>(m.h.c);
+    in_place_->arrive(place, m.body);
+    elem = element_ptr(in_place_->object(place), element_deleter{true});
+  } else {
+    elem = new_element(place);
+    ops_.unpack(*elem, m.body);
+  }
   auto s = std::make_unique<slot>();
+  s->place = place;
   s->array = this;
   s->k = k;
   s->bcast_count = m.h.a;

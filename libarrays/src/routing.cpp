@@ -3,12 +3,17 @@
 // location state machine (location.hpp) says. Insertions and location news go through it too.
 #include <string>
 
+#include "in_place.hpp"
 #include "runtime.hpp"
 
 namespace squall::arrays::detail {
 
-array_state::array_state(std::uint32_t id, const element_ops& ops, home_map homes)
-    : id_(id), ops_(ops), homes_(std::move(homes)) {}
+array_state::array_state(std::uint32_t id, const element_ops& ops, home_map homes, const in_place_options* in_place)
+    : id_(id), ops_(ops), homes_(std::move(homes)) {
+  if (in_place != nullptr) in_place_ = std::make_unique<slot_store>(ops, *in_place);
+}
+
+array_state::~array_state() = default;
 
 int array_state::home_of(const key& k) const { return homes_.home_of(k, rt().nodes); }
 
@@ -83,6 +88,7 @@ void array_state::handle(const message& m, std::string_view bytes) {
       rt().done_slots[m.h.a] = std::string(m.body);
       return;
     case kind::restore: return on_restore(m);
+    case kind::free_slot: return in_place_->free_slot(static_cast<std::uint32_t>(m.h.a));
     case kind::lb_report: rt().lb_reports.emplace_back(m.h.source, std::string(m.body)); return;
     case kind::lb_plan:
       rt().lb_plan = std::string(m.body);
@@ -169,6 +175,7 @@ void array_state::after_entry(entry_rec& e) {
     e.loc = o.entry;
     const key k = s.k;
     const std::uint64_t red_count = s.red_count;
+    destroy_element(e);
     remove_local(e);
     if (red_count > red_current_) {
       delayed_deaths_[red_count] += 1;  // it has contributed to reductions still open here
@@ -232,7 +239,8 @@ void array_state::construct(entry_rec& e, const key& k, std::uint32_t) {
   s->k = k;
   s->bcast_count = bcast_seen_;  // it receives the broadcasts that arrive after its birth
   s->red_count = red_current_;
-  install(e, k, std::unique_ptr<element_base>(ops_.make()), std::move(s));
+  element_ptr elem = new_element(s->place);
+  install(e, k, std::move(elem), std::move(s));
   ++births_;
 }
 

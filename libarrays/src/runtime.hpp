@@ -21,6 +21,7 @@
 namespace squall::arrays::detail {
 
 class array_state;
+class slot_store;
 
 // The runtime's record of a local element (element_base::slot_ points here).
 struct slot {
@@ -30,15 +31,30 @@ struct slot {
   std::uint64_t red_count = 0;    // reductions it contributed to (the next one's number)
   int migrate_to = -1;            // asked in the running entry method
   bool destroy = false;           // asked in the running entry method
+  std::uint32_t place = 0;        // in place: the element's slot (in_place.hpp)
   double load_s = 0;              // the program's add_load since the last balancing step
   std::uint64_t load_ticks = 0;   // entry-method time since then (ticks.hpp)
   std::unordered_map<key, std::uint64_t> sent_to;  // bytes to each element (record_communication)
 };
 
+// An element's object: on the heap, or constructed in a slot of the shared address space
+// (in_place.hpp), which only its destructor is for.
+struct element_deleter {
+  bool in_place = false;
+  void operator()(element_base* e) const {
+    if (in_place) {
+      e->~element_base();
+    } else {
+      delete e;
+    }
+  }
+};
+using element_ptr = std::unique_ptr<element_base, element_deleter>;
+
 // One index's entry on this node.
 struct entry_rec {
   location_entry loc;
-  std::unique_ptr<element_base> elem;  // when local
+  element_ptr elem;                    // when local
   std::unique_ptr<slot> s;             // when local
   std::vector<std::string> held;       // messages (and, at the home, insertions) held
 };
@@ -53,7 +69,8 @@ struct partial {
 
 class array_state {
  public:
-  array_state(std::uint32_t id, const element_ops& ops, home_map homes);
+  array_state(std::uint32_t id, const element_ops& ops, home_map homes, const in_place_options* in_place);
+  ~array_state();
 
   std::uint32_t id() const { return id_; }
   const element_ops& ops() const { return ops_; }
@@ -111,7 +128,9 @@ class array_state {
   void on_migrate(const message& m);
   void on_restore(const message& m);
   void remove_local(entry_rec& e);
-  void install(entry_rec& e, const key& k, std::unique_ptr<element_base> elem, std::unique_ptr<slot> s);
+  void install(entry_rec& e, const key& k, element_ptr elem, std::unique_ptr<slot> s);
+  element_ptr new_element(std::uint32_t& place);  // default-constructed, in place or on the heap
+  void destroy_element(entry_rec& e);             // its destructor, and its slot freed
   // Runs one of the element's own hooks as if it were an entry method.
   void run_hook(entry_rec& e, void (*hook)(element_base&));
 
@@ -133,6 +152,7 @@ class array_state {
   std::uint32_t id_;
   const element_ops& ops_;
   home_map homes_;
+  std::unique_ptr<slot_store> in_place_;  // the array was created in place
   std::unordered_map<key, entry_rec> table_;
   std::size_t locals_ = 0;
   bool record_comm_ = false;
@@ -179,7 +199,7 @@ struct runtime {
   bool lb_plan_here = false;
 };
 
-runtime& rt();                             // this node's, created on first use
+runtime& rt();                             // this node's, created on first use (never destroyed)
 array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown array
 // To the node's scheduler (this node's too): the header (its key_bytes set here), key, body.
 void send(int node, const header& h, std::string_view key, std::string_view body);

@@ -74,10 +74,11 @@ void check_scheduler(const char* what) {
 }  // namespace
 
 runtime& rt() {
-  static runtime r = [] {
-    runtime x;
-    x.me = squall::node();
-    x.nodes = squall::nodes();
+  // Never destroyed: elements in place live in a segment the substrate unmaps at exit.
+  static runtime& r = *[] {
+    auto* x = new runtime;
+    x->me = squall::node();
+    x->nodes = squall::nodes();
     return x;
   }();
   return r;

@@ -7,7 +7,7 @@
 //   invoke          where it is known  -           -      entry     reply slot  -          -
 //   insert          home               on node     -      -         -           -          -
 //   create          new element's node -           ε      -         -           -          -
-//   migrate         destination        -           ε      -         bcast count red count  -      body: packed element
+//   migrate         destination        -           ε      -         bcast count red count  slot   body: packed element, or the slot's bytes (in_place_flag)
 //   routing_update  home / a sender    where       ε      -         -           -          -
 //   deleted         home               where       ε      -         -           -          -
 //   bcast_request   node 0             -           -      entry     -           -          -      body: args
@@ -19,6 +19,7 @@
 //   lb_report       node 0             -           -      -         -           -          -      body: loads and messages
 //   lb_plan         every node         -           -      -         -           -          -      body: moves and the report
 //   restore         home               -           -      -         -           -          -      body: packed element
+//   free_slot       the slot's owner   -           -      -         slot        -          -
 //
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its
 // original sender through forwarding, so the delivering node can send it a routing update.
@@ -48,10 +49,12 @@ enum class kind : std::uint8_t {
   lb_report,
   lb_plan,
   restore,
+  free_slot,
 };
 
 constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on
 constexpr std::uint8_t failed_flag = 2;     // reply: the request failed; the body says why
+constexpr std::uint8_t in_place_flag = 4;   // migrate: the body is the element's slot, as bytes
 
 struct header {
   kind what = kind::invoke;

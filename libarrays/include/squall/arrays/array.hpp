@@ -13,6 +13,7 @@
 // its program thread or from an entry method.
 #pragma once
 #include <cstdint>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -35,9 +36,28 @@ struct element_ops {
   element_base* (*make)() = nullptr;
   void (*pack)(element_base& e, std::string& out) = nullptr;
   void (*unpack)(element_base& e, std::string_view in) = nullptr;
+  // In place (array::create_in_place): construct at an address, and find the element an
+  // earlier construction left at one.
+  std::size_t size = 0, align = 0;
+  element_base* (*construct_at)(void* p) = nullptr;
+  element_base* (*object_at)(void* p) = nullptr;
 };
 
-std::uint32_t create_array(const element_ops& ops, home_map map);
+}  // namespace detail
+
+// An array whose elements live in the shared virtual address space (create_in_place): each
+// element has a slot of `slot_bytes` at the same address on every node, holding the element
+// and its heap (element_base::heap()); a migration copies the slot's bytes to the same
+// address on the new node, so the element keeps its address and pointers into it stay valid.
+// Slots are taken from the node that creates the element (`slots_per_node` each).
+struct in_place_options {
+  std::size_t slot_bytes = 4096;      // rounded up to whole pages
+  std::size_t slots_per_node = 4096;
+};
+
+namespace detail {
+
+std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_options* in_place = nullptr);
 void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node);
 void send_invoke(std::uint32_t array, std::uint64_t index_type, key k, std::uint64_t entry, std::string args,
                  std::uint64_t reply_slot);
@@ -66,6 +86,8 @@ struct ops_of {
       throw_bad_bytes("a migrating element", in.size());
     }
   }
+  static element_base* construct_at(void* p) { return new (p) T(); }
+  static element_base* object_at(void* p) { return static_cast<T*>(p); }
   static const element_ops& get() {
     static const element_ops ops{type_id<T>(),
                                  type_id<typename T::index_type>(),
@@ -73,7 +95,11 @@ struct ops_of {
                                  type_name<typename T::index_type>(),
                                  &make,
                                  &pack,
-                                 &unpack};
+                                 &unpack,
+                                 sizeof(T),
+                                 alignof(T),
+                                 &construct_at,
+                                 &object_at};
     return ops;
   }
 };
@@ -131,6 +157,14 @@ class array {
   // its home node (hash by default; block_home for index<N> ranges; or the program's own).
   static array create(home_map homes = {}) {
     return array(detail::create_array(detail::ops_of<T>::get(), std::move(homes)));
+  }
+  // Collective, as create(); the elements live in the shared address space and keep their
+  // addresses when they migrate (in_place_options). T is moved as bytes: it must hold no
+  // pointer outside its slot (point into heap(), or to globals and code, which are at the
+  // same addresses on every node under squallrun). It still needs serialize() for
+  // checkpoints.
+  static array create_in_place(in_place_options options = {}, home_map homes = {}) {
+    return array(detail::create_array(detail::ops_of<T>::get(), std::move(homes), &options));
   }
 
   // The array an element belongs to: its own proxy, inside its entry methods (Charm++'s

@@ -15,6 +15,7 @@
 // methods run one at a time, on the node's program thread, from its scheduler.
 #pragma once
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 
 #include <squall/arrays/codec.hpp>
@@ -28,9 +29,14 @@ namespace detail {
 struct slot;  // the runtime's record of a local element (libarrays/src)
 }
 
+namespace detail {
+// The heap of the element being constructed (set by the runtime around its construction).
+std::pmr::memory_resource* constructing_heap();
+}  // namespace detail
+
 class element_base {
  public:
-  element_base() = default;
+  element_base() : heap_(detail::constructing_heap()) {}
   element_base(const element_base&) = delete;
   element_base& operator=(const element_base&) = delete;
   virtual ~element_base() = default;
@@ -58,12 +64,20 @@ class element_base {
   // The array this element belongs to (array<T>::of(*this) is its proxy).
   std::uint32_t array_id() const;
 
+  // Where the element's own heap data should live. In an array created in place
+  // (array::create_in_place) it is an arena inside the element's slot of the shared address
+  // space, which moves with it to the same address: give it to std::pmr containers and every
+  // pointer into them stays valid across migrations. Otherwise the ordinary heap (the data
+  // then travels by serialize()).
+  std::pmr::memory_resource& heap() const { return *heap_; }
+
  private:
   friend struct detail_access;
   void contribute_bytes(std::uint64_t reducer, std::uint64_t value_type, std::string value, const callback& then);
   virtual void set_key(const key& k) = 0;
 
   detail::slot* slot_ = nullptr;
+  std::pmr::memory_resource* heap_;
 };
 
 template <array_index I>
