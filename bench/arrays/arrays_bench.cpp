@@ -46,6 +46,7 @@
 // count is wrong (a reduction that is not 16 x nodes, a forwarded message that was not
 // forwarded).
 #include <algorithm>
+#include <memory_resource>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -119,6 +120,33 @@ void Elem::hop(std::int32_t left) {
   if (left == 0) return;
   migrate_me(squall::node() == 0 ? 1 : 0);
   (*the_array)[this_index()].call<&Elem::hop>(left - 1);
+}
+
+// Migration, packed against in place (array::create_in_place), for a small element and
+// for one whose heap holds `big_doubles` doubles: the same hop chain as Elem::hop.
+constexpr std::size_t big_doubles = 512;  // 4 KiB of heap data
+template <bool Big, bool InPlace>
+struct Traveller : arrays::element<arrays::index1d> {
+  std::array<std::int64_t, 4> state{};
+  std::pmr::vector<double> data{&heap()};
+  Traveller() {
+    if (Big) data.assign(big_doubles, 1.5);
+  }
+  void hop(std::int32_t left);
+  template <class A>
+  void serialize(A& ar) {
+    ar(state, data);
+  }
+};
+template <bool Big, bool InPlace>
+const arrays::array<Traveller<Big, InPlace>, arrays::index1d>* travellers = nullptr;
+template <bool Big, bool InPlace>
+void Traveller<Big, InPlace>::hop(std::int32_t left) {
+  ++state[1];
+  lowest_left = left;
+  if (left == 0) return;
+  migrate_me(squall::node() == 0 ? 1 : 0);
+  (*travellers<Big, InPlace>)[this_index()].template call<&Traveller::hop>(left - 1);
 }
 
 // The bare active message, as bench/kernel-free/am_pingpong.
@@ -244,6 +272,23 @@ double time_migration(int me, int hops) {
   return time_chain(me, hops, true, [hops] { (*the_array)[traveller].call<&Elem::hop>(std::int32_t{hops}); });
 }
 
+template <bool Big, bool InPlace>
+double time_traveller(int me, int hops) {
+  using T = Traveller<Big, InPlace>;
+  return time_chain(me, hops, true, [hops] { (*travellers<Big, InPlace>)[0].template call<&T::hop>(std::int32_t{hops}); });
+}
+
+// The four travellers' arrays (collective), each with element 0 on node 0.
+template <bool Big, bool InPlace>
+void make_travellers(int me) {
+  using T = Traveller<Big, InPlace>;
+  static const auto a = InPlace ? arrays::array<T, arrays::index1d>::create_in_place({.slot_bytes = 8192, .slots_per_node = 4})
+                                : arrays::array<T, arrays::index1d>::create();
+  travellers<Big, InPlace> = &a;
+  if (me == 0) a.insert(0, 0);
+  arrays::quiesce();
+}
+
 // forwarded_message_us. Each round: node 1 migrates `stale` to node 0 and tells node 0 by a
 // bare active message sent after the migration (messages between two nodes keep their order,
 // so the migration is queued on node 0 when the flag arrives); node 0, still believing it on
@@ -328,6 +373,9 @@ int main(int argc, char** argv) {
   the_array = &elements;
   for (int i = per_node * me; i < per_node * (me + 1); ++i) elements.insert(i);
   arrays::quiesce();
+  make_travellers<false, true>(me);
+  make_travellers<true, false>(me);
+  make_travellers<true, true>(me);
 
   // --only NAME[,NAME...] runs those measurements (for a profiler); the others are null.
   std::vector<std::string> only;
@@ -355,6 +403,7 @@ int main(int argc, char** argv) {
 
   bool right = true;
   std::vector<double> am_us, am_program_us, am_ring_us, message_us, local_us, migration_us, forwarded_us, bcast_us;
+  std::vector<double> in_place_us, big_packed_us, big_in_place_us;
   if (want("am")) time_am_rtt(me, std::max(1, round_trips / 10));  // warm-up
   if (want("message")) time_message_rtt(me, std::max(1, round_trips / 10));
   for (int t = 0; t < trials; ++t) {
@@ -364,6 +413,9 @@ int main(int argc, char** argv) {
     if (want("message")) message_us.push_back(time_message_rtt(me, round_trips));
     if (want("local")) local_us.push_back(time_local_message(me, local_messages));
     if (want("migration")) migration_us.push_back(time_migration(me, hops));
+    if (want("migration")) in_place_us.push_back(time_traveller<false, true>(me, hops));
+    if (want("migration")) big_packed_us.push_back(time_traveller<true, false>(me, hops));
+    if (want("migration")) big_in_place_us.push_back(time_traveller<true, true>(me, hops));
     if (want("forwarded")) forwarded_us.push_back(time_forwarded(me, rounds, right));
     if (want("bcast_reduce")) bcast_us.push_back(time_bcast_reduce(me, cycles, right));
   }
@@ -406,6 +458,9 @@ int main(int argc, char** argv) {
     f.add("local_message_target_us", 0.5);
     add("migration_us", migration_us);
     f.add("migration_target_us", 20);
+    add("migration_in_place_us", in_place_us);
+    add("migration_big_packed_us", big_packed_us);
+    add("migration_big_in_place_us", big_in_place_us);
     add("bcast_reduce_us", bcast_us);
     add("forwarded_message_us", forwarded_us);
     const auto verdict = [](const std::vector<double>& v, bool met) { return v.empty() ? "not run" : met ? "met" : "MISSED"; };
@@ -414,6 +469,8 @@ int main(int argc, char** argv) {
         "  message_us and am_rtt_us are both ROUND TRIPS node 0 -> node 1 -> node 0 (two one-way messages);\n"
         "  local_message_us is ONE message (one way) between two elements of node 0 (the paper's Table 1);\n"
         "  migration_us is per hop, forwarded_message_us one way (0 -> stale node 1 -> 0), bcast_reduce_us per cycle\n"
+        "  migration_in_place_us: the small element in the shared address space (8 KiB slot, moved as bytes);\n"
+        "  migration_big_{packed,in_place}_us: an element with 4 KiB of heap data, serialised vs moved in place\n"
         "  targets: message_us <= 2 x am_rtt_us = %.3f: %s; local_message_us <= 0.5: %s; migration_us <= 20: %s\n",
         n, per_node, trials, 2 * am, verdict(am_us.empty() ? am_us : message_us, msg <= 2 * am),
         verdict(local_us, local <= 0.5), verdict(migration_us, migration <= 20));
@@ -423,7 +480,8 @@ int main(int argc, char** argv) {
     const std::pair<const char*, const std::vector<double>*> spread[] = {
         {"am_rtt", &am_us}, {"am_program_rtt", &am_program_us},
         {"am_ring_rtt", &am_ring_us}, {"message", &message_us}, {"local", &local_us},
-        {"migration", &migration_us}, {"forwarded", &forwarded_us}, {"bcast_reduce", &bcast_us}};
+        {"migration", &migration_us}, {"migration_in_place", &in_place_us}, {"migration_big_packed", &big_packed_us},
+        {"migration_big_in_place", &big_in_place_us}, {"forwarded", &forwarded_us}, {"bcast_reduce", &bcast_us}};
     for (const auto& [name, v] : spread) {
       if (v->empty()) continue;
       std::printf(" %s %.3f..%.3f;", name, *std::min_element(v->begin(), v->end()), *std::max_element(v->begin(), v->end()));

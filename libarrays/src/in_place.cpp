@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -94,16 +95,19 @@ element_base* slot_store::construct(std::uint32_t& slot_out) {
 element_base* slot_store::object(std::uint32_t slot) const { return ops_.object_at(address(slot) + object_offset_); }
 
 std::string slot_store::leave(std::uint32_t slot) {
-  std::string bytes(reinterpret_cast<const char*>(address(slot)), slot_bytes_);
+  const auto* arena = reinterpret_cast<const slot_arena*>(address(slot));
+  const auto used = static_cast<std::size_t>(arena->end_used() - address(slot));
+  std::string bytes(reinterpret_cast<const char*>(address(slot)), used);
   for (std::size_t b = 0; b < blocks_per_slot_; ++b) seg_.set_tag(first_block(slot) + b, memory::tag::invalid);
   return bytes;
 }
 
 void slot_store::arrive(std::uint32_t slot, std::string_view bytes) {
-  if (bytes.size() != slot_bytes_) throw squall::usage_error("libarrays: an in-place element arrived with a slot of another size");
+  if (bytes.size() > slot_bytes_) throw squall::usage_error("libarrays: an in-place element arrived with more bytes than its slot");
   const std::size_t block = slot_bytes_ / blocks_per_slot_;
-  for (std::size_t b = 0; b < blocks_per_slot_; ++b) {
-    std::memcpy(seg_.protocol_view(first_block(slot) + b).data(), bytes.data() + b * block, block);
+  for (std::size_t at = 0; at < bytes.size(); at += block) {
+    std::memcpy(seg_.protocol_view(first_block(slot) + at / block).data(), bytes.data() + at,
+                std::min(block, bytes.size() - at));
   }
   seg_.set_tags(first_block(slot), first_block(slot) + blocks_per_slot_, memory::tag::read_write);
 }

@@ -34,6 +34,11 @@ class slot_arena : public std::pmr::memory_resource {
   void do_deallocate(void*, std::size_t, std::size_t) override {}
   bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 
+ public:
+  // The end of what the arena has handed out: the slot's bytes beyond it mean nothing.
+  const std::byte* end_used() const { return begin_ + used_; }
+
+ private:
   std::byte* begin_;
   std::size_t capacity_;
   std::size_t used_ = 0;
@@ -48,7 +53,8 @@ class slot_store {
   element_base* construct(std::uint32_t& slot_out);
   // The element in a slot whose bytes are here (after arrive).
   element_base* object(std::uint32_t slot) const;
-  // The slot's bytes, to ship; then its pages become Invalid here.
+  // The slot's bytes in use (arena, element, what the arena handed out), to ship; then its
+  // pages become Invalid here.
   std::string leave(std::uint32_t slot);
   // The shipped bytes written at the slot's address here, its pages made accessible.
   void arrive(std::uint32_t slot, std::string_view bytes);
