@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// balance(): every node reports its elements' loads (and the bytes they sent each other) to
+// at_sync(): every node reports its elements' loads (and the bytes they sent each other) to
 // node 0, which runs the strategy (strategies.hpp) and sends every node the moves for its
 // elements; the moves are migrations like any other, so messages in flight still arrive.
 #include <squall/arrays/balance.hpp>
@@ -105,13 +105,13 @@ void array_state::start_measurement() {
 
 std::size_t array_state::move(const key& k, int to) {
   entry_rec* e = find(k);
-  if (e == nullptr || !e->elem) throw squall::usage_error("libarrays: balance(): an element left its node during the step");
+  if (e == nullptr || !e->elem) throw squall::usage_error("libarrays: at_sync(): an element left its node during the step");
   if (to == rt().me) return 0;
   migrate(*e, to);
   return 1;
 }
 
-balance_report balance(std::uint32_t array, strategy how) {
+balance_report at_sync(std::uint32_t array, strategy how) {
   quiesce();  // checks the caller, and nothing moves while loads are read
   runtime& r = rt();
   array_state& a = array_at(array);

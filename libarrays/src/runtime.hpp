@@ -194,8 +194,8 @@ struct runtime {
   std::set<std::uint64_t> open_slots;
   scheduler_counts counts;
   slot* running = nullptr;  // the element whose entry method runs
-  std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during balance(): (node, report)
-  std::string lb_plan;                  // during balance()
+  std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
+  std::string lb_plan;                  // during at_sync()
   bool lb_plan_here = false;
 };
 

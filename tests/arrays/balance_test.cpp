@@ -63,7 +63,7 @@ void all_on_node_zero(const arrays::array<Work>& a) {
 TEST(ArraysBalance, GreedySpreadsASkewedLoad) {
   auto a = arrays::array<Work>::create();
   all_on_node_zero(a);
-  const arrays::balance_report r = arrays::balance(a, arrays::strategy::greedy);
+  const arrays::balance_report r = arrays::at_sync(a, arrays::strategy::greedy);
   EXPECT_EQ(r.elements, static_cast<std::size_t>(count()));
   // Costs 1, 2, 3, 4 repeating, plus the entry methods' own time (microseconds).
   EXPECT_NEAR(r.average, 40.0, 0.01);
@@ -84,7 +84,7 @@ TEST(ArraysBalance, RefineMovesFewerElementsThanGreedy) {
   all_on_node_zero(a);
   // Start from greedy's spread, then unbalance one node by a little: refine fixes it with a
   // few moves, greedy would reshuffle.
-  arrays::balance(a, arrays::strategy::greedy);
+  arrays::at_sync(a, arrays::strategy::greedy);
   if (me() == 0) a.broadcast<&Work::step>();
   arrays::quiesce();
   if (me() == 0 && nodes() > 1) {
@@ -92,7 +92,7 @@ TEST(ArraysBalance, RefineMovesFewerElementsThanGreedy) {
     a[4].call<&Work::step>();
   }
   arrays::quiesce();
-  const arrays::balance_report r = arrays::balance(a, arrays::strategy::refine);
+  const arrays::balance_report r = arrays::at_sync(a, arrays::strategy::refine);
   EXPECT_LE(r.max_after, r.max_before);
   EXPECT_LE(r.migrations, static_cast<std::size_t>(nodes()));
 }
@@ -107,7 +107,7 @@ TEST(ArraysBalance, MetisKeepsRingNeighboursTogether) {
   arrays::quiesce();
   if (me() == 0) a.broadcast<&Work::talk>();
   arrays::quiesce();
-  const arrays::balance_report r = arrays::balance(a, arrays::strategy::metis);
+  const arrays::balance_report r = arrays::at_sync(a, arrays::strategy::metis);
   EXPECT_LE(r.max_after, r.average * 1.35);
   // Cut ring edges: neighbours on different nodes.
   std::vector<int> where(static_cast<std::size_t>(count()), -1);

@@ -147,3 +147,40 @@ TEST(Arrays, AnArrivingElementIsToldAndReachesItsOwnArray) {
 }
 
 }  // namespace
+
+namespace on_demand {
+
+struct Tally : arrays::element<std::string> {
+  int n = 0;
+  void add(int k) { n += k; }
+  int count() const { return n; }
+  template <class A>
+  void serialize(A& ar) {
+    ar(n);
+  }
+};
+
+}  // namespace on_demand
+
+template <>
+inline constexpr bool squall::arrays::creates_on_demand<&on_demand::Tally::add> = true;
+
+namespace {
+
+TEST(Arrays, AMethodDeclaredSoCreatesItsElementOnDemandAtItsHome) {
+  auto a = arrays::array<on_demand::Tally>::create();
+  for (const char* w : {"apple", "pear", "apple", "fig"}) a[w].call<&on_demand::Tally::add>(1);
+  arrays::quiesce();
+  EXPECT_EQ(squall::allreduce(a.local_count()), 3u);  // one element per word, made where its home is
+  std::vector<arrays::future<int>> f;
+  if (me() == 0)
+    for (const char* w : {"apple", "pear", "fig"}) f.push_back(a[w].request<&on_demand::Tally::count>());
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(f[0].get(), 2 * nodes());
+    EXPECT_EQ(f[1].get(), nodes());
+    EXPECT_EQ(f[2].get(), nodes());
+  }
+}
+
+}  // namespace

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Measurement-based load balancing (the paper's section 6; Charm++'s AtSync). The runtime
-// times every entry method of every element; balance() is the synchronisation point: it
+// times every entry method of every element; at_sync() is the synchronisation point: it
 // gathers the loads (and, for metis, the messages between elements, when the array records
 // them), decides where each element goes, and moves them.
 //
 //   cells.record_communication();                 // for strategy::metis
 //   ... iterations ...
-//   auto r = arrays::balance(cells, arrays::strategy::refine);
+//   auto r = arrays::at_sync(cells, arrays::strategy::refine);
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -23,15 +23,15 @@ struct balance_report {
 };
 
 namespace detail {
-balance_report balance(std::uint32_t array, strategy how);
+balance_report at_sync(std::uint32_t array, strategy how);
 }
 
-// Collective, on every node's program thread, between phases: quiesces, gathers the
-// elements' loads since the last balance, moves elements as `how` decides, quiesces again and
-// starts a new measurement. Every node gets the same report.
+// Charm++'s AtSync, as one collective call. On every node's program thread, between phases:
+// quiesces, gathers the elements' loads since the last at_sync, moves elements as `how`
+// decides, quiesces again and starts a new measurement. Every node gets the same report.
 template <class Array>
-balance_report balance(const Array& a, strategy how) {
-  return detail::balance(a.id(), how);
+balance_report at_sync(const Array& a, strategy how) {
+  return detail::at_sync(a.id(), how);
 }
 
 }  // namespace squall::arrays
