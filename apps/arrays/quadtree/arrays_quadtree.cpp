@@ -42,15 +42,19 @@ namespace arrays = squall::arrays;
 
 // What every node knows: the parameters (every node parses the same command line), the
 // current leaves and the adaptation under way (every node computes the same plan from the
-// same marks).
+// same marks). One struct, because mesh.cpp's functions have arguments named leaves, plan and
+// marks, and a unity build puts both files in one scope.
 Params params;
-Leaves leaves;
-Plan plan;
-std::vector<Mark> marks;
-bool marks_in = false;
+struct MeshState {
+  Leaves leaves;
+  Plan plan;
+  std::vector<Mark> marks;
+  bool marks_in = false;
+};
+MeshState mesh;
 void on_marks(const std::vector<Mark>& m) {
-  marks = m;
-  marks_in = true;
+  mesh.marks = m;
+  mesh.marks_in = true;
 }
 // Node 0: how many leaves finished each run (a sum reduction when each reaches its target).
 std::vector<std::uint64_t> finished_runs;
@@ -96,16 +100,16 @@ struct Leaf : arrays::element<arrays::bit_index> {
   // Broadcast: carry out this leaf's part of the plan.
   void adapt() {
     const path& me = this_index();
-    if (leaves.count(me) == 0) return;  // made by this adaptation, before the broadcast came
+    if (mesh.leaves.count(me) == 0) return;  // made by this adaptation, before the broadcast came
     const auto a = arrays::array<Leaf>::of(*this);
-    if (plan.refine.count(me) != 0) {
+    if (mesh.plan.refine.count(me) != 0) {
       for (unsigned q = 0; q < 4; ++q) {
         const path child = me.child(q, 2);
         a.insert(child);  // at its home
         a[child].call<&Leaf::fill>(step, child_block(u, params.block, static_cast<int>(q)));
       }
       destroy_me();
-    } else if (me.bits > 0 && plan.coarsen.count(me.parent(2)) != 0) {
+    } else if (me.bits > 0 && mesh.plan.coarsen.count(me.parent(2)) != 0) {
       const auto q = static_cast<std::int32_t>(me.step(me.depth(2) - 1, 2));
       a[me.parent(2)].call<&Leaf::gather>(step, q, u);
       destroy_me();
@@ -121,7 +125,7 @@ struct Leaf : arrays::element<arrays::bit_index> {
     for (int s = 0; s < 4; ++s) {
       auto& mine = across[static_cast<std::size_t>(s)];
       mine.clear();
-      for (const Tile& nb : neighbours(t, s, leaves, params.max_level)) mine.push_back(path_of(nb));
+      for (const Tile& nb : neighbours(t, s, mesh.leaves, params.max_level)) mine.push_back(path_of(nb));
       expected += static_cast<int>(mine.size());
     }
     send_edges();
@@ -228,7 +232,7 @@ int run(Options& options) {
     for (std::int64_t x = 0; x < side; ++x) {
       const Tile t{params.min_level, x, y};
       const path p = path_of(t);
-      leaves.insert(p);
+      mesh.leaves.insert(p);
       if ((y * side + x) % nodes == me) {
         a.insert(p);
         a[p].call<&Leaf::fill>(std::int32_t{0}, initial_block(t, params));
@@ -244,23 +248,23 @@ int run(Options& options) {
   bool counts_agree = true, marks_ok = true;
   for (int k = 0; k < params.steps;) {
     // Adapt: every leaf reports; every node makes the same plan; the leaves carry it out.
-    marks.clear();
-    marks_in = false;
+    mesh.marks.clear();
+    mesh.marks_in = false;
     if (me == 0) a.broadcast<&Leaf::assess>();
     arrays::quiesce();
-    marks_ok = marks_ok && marks_in;
-    plan = plan_adapt(leaves, marks, params);
+    marks_ok = marks_ok && mesh.marks_in;
+    mesh.plan = plan_adapt(mesh.leaves, mesh.marks, params);
     if (me == 0) a.broadcast<&Leaf::adapt>();
     arrays::quiesce();
-    leaves = plan.next;
-    history.push_back({k, plan.refine.size(), plan.coarsen.size(), leaves.size()});
+    mesh.leaves = mesh.plan.next;
+    history.push_back({k, mesh.plan.refine.size(), mesh.plan.coarsen.size(), mesh.leaves.size()});
     const std::uint64_t elements = squall::allreduce(static_cast<std::uint64_t>(a.local_count()));
-    counts_agree = counts_agree && elements == leaves.size();
+    counts_agree = counts_agree && elements == mesh.leaves.size();
 
     const int to = std::min(k + params.adapt_every, params.steps);
     if (me == 0) a.broadcast<&Leaf::run>(std::int32_t{k}, std::int32_t{to});
     arrays::quiesce();
-    run_leaves.push_back(leaves.size());
+    run_leaves.push_back(mesh.leaves.size());
     k = to;
   }
   const double parallel_s = seconds_since(t0);
@@ -268,7 +272,7 @@ int run(Options& options) {
   // The field, leaf by leaf, to node 0.
   std::vector<std::pair<path, arrays::future<std::vector<double>>>> parts;
   if (me == 0)
-    for (const path& leaf : leaves) parts.emplace_back(leaf, a[leaf].request<&Leaf::values>());
+    for (const path& leaf : mesh.leaves) parts.emplace_back(leaf, a[leaf].request<&Leaf::values>());
   arrays::quiesce();
   const arrays::scheduler_counts c = arrays::counts();
   const std::array<std::uint64_t, 3> mine{c.sent, c.forwarded, errors};
