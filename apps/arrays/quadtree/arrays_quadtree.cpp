@@ -13,6 +13,9 @@
 // each its cells by injection, and deletes itself; 4 leaves that coarsen send their cells to
 // their parent's index, which the first of them creates on demand, and delete themselves.
 //
+// `--migrate-every K` moves every leaf to the next node after each K-th step of a run (edges
+// already on their way follow it; it resumes in on_migrated()).
+//
 // Node 0 then gathers the field, runs the sequential version (the same algorithm on a
 // std::map), and prints each adaptation's leaf count, the checksums, and OK when the fields
 // are bitwise equal and every adaptation agrees (MISMATCH and exit status 1 otherwise).
@@ -45,6 +48,7 @@ namespace arrays = squall::arrays;
 // same marks). One struct, because mesh.cpp's functions have arguments named leaves, plan and
 // marks, and a unity build puts both files in one scope.
 Params params;
+int migrate_every = 0;
 struct MeshState {
   Leaves leaves;
   Plan plan;
@@ -145,6 +149,9 @@ struct Leaf : arrays::element<arrays::bit_index> {
 
   std::vector<double> values() const { return u; }
 
+  // Arrived by migration: run the steps whose edges came before the move.
+  void on_migrated() override { advance_steps(); }
+
   template <class A>
   void serialize(A& ar) {
     ar(step, target, u, ghost, have, expected, across, parts, parts_in);
@@ -175,6 +182,10 @@ struct Leaf : arrays::element<arrays::bit_index> {
       ++step;
       if (step < target) {
         send_edges();
+        if (migrate_every > 0 && step % migrate_every == 0 && squall::nodes() > 1) {
+          migrate_me((squall::node() + 1) % squall::nodes());
+          return;  // the move happens when this method returns
+        }
       } else {
         contribute(std::uint64_t{1}, arrays::sum<std::uint64_t>(), arrays::on_root<&on_finished>());
       }
@@ -197,12 +208,13 @@ using squall::apps::Options;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N arrays_quadtree [--small] [--block 8] [--min-level 2] [--max-level 6]\n"
-    "                                      [--steps 200] [--adapt-every 10]\n"
+    "                                      [--steps 200] [--adapt-every 10] [--migrate-every 0]\n"
     "  --block b        each leaf holds b x b cells (b even)\n"
     "  --min-level l    the mesh starts uniform at level l and never coarsens past it\n"
     "  --max-level L    leaves refine down to level L (the time step is set by its cells)\n"
     "  --steps s        time steps\n"
     "  --adapt-every a  refine and coarsen before every a-th step\n"
+    "  --migrate-every K move every leaf to the next node after every K-th step (0: never)\n"
     "  --small          levels 2 to 4, 80 steps, adapt every 5 (for tests)\n";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -216,6 +228,7 @@ int run(Options& options) {
   params.max_level = static_cast<int>(options.count("max-level", small ? 4 : 6));
   params.steps = static_cast<int>(options.count("steps", small ? 80 : 200));
   params.adapt_every = static_cast<int>(options.count("adapt-every", small ? 5 : 10));
+  migrate_every = static_cast<int>(options.count("migrate-every", 0));
   options.finish();
   if (params.block < 2 || params.block % 2 != 0 || params.block > 1024)
     throw squall::apps::OptionError("--block must be even, 2 to 1024");
@@ -275,8 +288,8 @@ int run(Options& options) {
     for (const path& leaf : mesh.leaves) parts.emplace_back(leaf, a[leaf].request<&Leaf::values>());
   arrays::quiesce();
   const arrays::scheduler_counts c = arrays::counts();
-  const std::array<std::uint64_t, 3> mine{c.sent, c.forwarded, errors};
-  std::array<std::uint64_t, 3> total{};
+  const std::array<std::uint64_t, 4> mine{c.sent, c.forwarded, errors, c.migrations_in};
+  std::array<std::uint64_t, 4> total{};
   squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(total));
 
   bool ok = true;
@@ -294,7 +307,17 @@ int run(Options& options) {
                     std::memcmp(it->second.data(), jt->second.data(), it->second.size() * sizeof(double)) == 0;
     const bool history_equal = history == reference_history;
     const bool runs_finished = finished_runs == run_leaves;
-    ok = field_equal && history_equal && runs_finished && counts_agree && marks_ok && total[2] == 0;
+    // Every leaf moves after each K-th step inside a run (not after a run's last): an exact count.
+    std::uint64_t expected_migrations = 0;
+    if (nodes > 1 && migrate_every > 0) {
+      for (std::size_t r = 0; r < history.size(); ++r) {
+        const int from = history[r].step, to = std::min(from + params.adapt_every, params.steps);
+        for (int k = from + 1; k < to; ++k)
+          if (k % migrate_every == 0) expected_migrations += run_leaves[r];
+      }
+    }
+    ok = field_equal && history_equal && runs_finished && counts_agree && marks_ok && total[2] == 0 &&
+         total[3] == expected_migrations;
 
     std::printf("arrays_quadtree: unit square, leaves of %dx%d cells, levels %d to %d, %d steps, adapt every %d, "
                 "%d nodes\n",
@@ -309,8 +332,9 @@ int run(Options& options) {
     std::printf("adaptations %s; element counts %s; every leaf finished every run: %s; element errors %llu\n",
                 history_equal ? "equal" : "DIFFER", counts_agree ? "agree" : "DIFFER", runs_finished ? "yes" : "NO",
                 static_cast<unsigned long long>(total[2]));
-    std::printf("messages %llu, forwarded %llu\n", static_cast<unsigned long long>(total[0]),
-                static_cast<unsigned long long>(total[1]));
+    std::printf("messages %llu, forwarded %llu, migrations %llu (expected %llu)\n",
+                static_cast<unsigned long long>(total[0]), static_cast<unsigned long long>(total[1]),
+                static_cast<unsigned long long>(total[3]), static_cast<unsigned long long>(expected_migrations));
     std::printf("time: arrays %.6f s, sequential %.6f s\n", parallel_s, sequential_s);
     std::printf("heat %.17g (reference %.17g)\n", field_heat(field, params.block), field_heat(reference, params.block));
     std::printf("checksum %016llx reference %016llx, %zu leaves, field %s\n",
