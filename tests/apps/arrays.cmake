@@ -15,12 +15,13 @@ foreach(run jacobi jacobi_migrate docindex)
   endforeach()
 endforeach()
 # The quadtree mesh (16 adaptations in 80 steps: 44 leaves refine, 16 sets of 4 coarsen) and voxel
-# collision detection (20 steps; voxels are deleted and created again as the boxes move);
-# voxels_migrate also moves every box to the next node every 2 steps.
+# collision detection (20 steps; voxels are deleted and created again as the boxes move). The
+# _migrate runs move every leaf (every box) to the next node every 2 steps.
 set(arrays_apps_quadtree arrays_quadtree --small)
+set(arrays_apps_quadtree_migrate arrays_quadtree --small --migrate-every 2)
 set(arrays_apps_voxels arrays_voxels --small)
 set(arrays_apps_voxels_migrate arrays_voxels --small --migrate-every 2)
-foreach(run quadtree voxels voxels_migrate)
+foreach(run quadtree quadtree_migrate voxels voxels_migrate)
   list(POP_FRONT arrays_apps_${run} program)
   foreach(n 1 2 4)
     add_test(NAME apps_arrays_${run}.n${n}
