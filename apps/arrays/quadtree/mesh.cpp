@@ -129,6 +129,7 @@ std::vector<double> advance(const Tile& t, const std::vector<double>& u, const G
 
   const double c = p.cfl * std::ldexp(1.0, -2 * (p.max_level - t.level));  // dt / h^2
   const double h = 1.0 / (static_cast<double>(b) * std::ldexp(1.0, t.level));
+  const Torch torch = torch_at(k, p);
   std::vector<double> out(u.size());
   for (int j = 0; j < b; ++j) {
     for (int i = 0; i < b; ++i) {
@@ -140,7 +141,7 @@ std::vector<double> advance(const Tile& t, const std::vector<double>& u, const G
       const double n = j < b - 1 ? u[at(i, j + 1)] - v : flux[north][su];
       const double x = (static_cast<double>(t.x * b + i) + 0.5) * h;
       const double y = (static_cast<double>(t.y * b + j) + 0.5) * h;
-      out[at(i, j)] = v + c * ((w + e) + (s + n)) - p.cooling * v + source_value(x, y, k, p);
+      out[at(i, j)] = v + c * ((w + e) + (s + n)) - p.cooling * v + source_value(x, y, torch);
     }
   }
   return out;
@@ -151,12 +152,15 @@ double initial_value(double x, double y) {
   return std::exp(-(dx0 * dx0 + dy0 * dy0) / (2 * 0.06 * 0.06));
 }
 
-double source_value(double x, double y, int k, const Params& p) {
-  // A torch going once round a circle of radius 0.25 over the run.
-  constexpr double sigma = 0.03, strength = 0.05;
+Torch torch_at(int k, const Params& p) {
+  // Once round a circle of radius 0.25 over the run.
   const double angle = 2 * std::numbers::pi * k / p.steps;
-  const double cx = 0.5 + 0.25 * std::cos(angle), cy = 0.5 + 0.25 * std::sin(angle);
-  const double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy);
+  return {0.5 + 0.25 * std::cos(angle), 0.5 + 0.25 * std::sin(angle)};
+}
+
+double source_value(double x, double y, const Torch& torch) {
+  constexpr double sigma = 0.03, strength = 0.05;
+  const double r2 = (x - torch.x) * (x - torch.x) + (y - torch.y) * (y - torch.y);
   if (r2 > 36 * sigma * sigma) return 0.0;
   return strength * std::exp(-r2 / (2 * sigma * sigma));
 }

@@ -90,9 +90,13 @@ std::vector<double> edge_values(const std::vector<double>& u, int b, int s);
 void sort_edges(Ghosts& g);
 std::vector<double> advance(const Tile& t, const std::vector<double>& u, const Ghosts& g, int k, const Params& p);
 
-// The field before step 0, and the source's contribution to one step, at a point.
+// The field before step 0; where the torch is during step k, and what it adds to a point.
 double initial_value(double x, double y);
-double source_value(double x, double y, int k, const Params& p);
+struct Torch {
+  double x = 0, y = 0;
+};
+Torch torch_at(int k, const Params& p);
+double source_value(double x, double y, const Torch& torch);
 std::vector<double> initial_block(const Tile& t, const Params& p);
 
 // Adaptation. Each leaf reports its path and the range of its cells; the plan is a pure
