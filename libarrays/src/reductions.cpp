@@ -28,7 +28,6 @@ void array_state::add_to(partial& p, std::uint64_t reducer_id, std::uint64_t val
                          const callback& then, std::uint64_t count) {
   if (count == 0) return;
   if (p.count == 0) {
-    p.value = std::string(value);
     p.reducer = reducer_id;
     p.value_type = value_type;
     p.then = then;
@@ -42,9 +41,21 @@ void array_state::add_to(partial& p, std::uint64_t reducer_id, std::uint64_t val
       throw squall::usage_error("libarrays: a reduction of array " + std::to_string(id_) +
                                 " was given two callbacks: every element contributes with the same one");
     }
-    reducer(reducer_id, value_type)(p.value, value);
   }
+  p.values.emplace_back(value);
   p.count += count;
+}
+
+std::string array_state::fold(partial& p) const {
+  if (p.values.empty()) return {};
+  std::string out;
+  if (p.values.size() == 1) {
+    out = std::move(p.values[0]);
+  } else {
+    reducer(p.reducer, p.value_type)(out, p.values);
+  }
+  p.values.clear();
+  return out;
 }
 
 void array_state::contribute(slot& s, std::uint64_t reducer_id, std::uint64_t value_type, std::string value,
@@ -87,7 +98,7 @@ void array_state::check_reductions() {
     h.a = r;
     h.b = p.count;
     h.c = births_ - deaths_;
-    send_to(0, h, key(), encode(p.then, p.value_type, p.value));
+    send_to(0, h, key(), encode(p.then, p.value_type, fold(p)));
     red_current_ = r + 1;
     if (auto d = delayed_deaths_.find(red_current_); d != delayed_deaths_.end()) {
       deaths_ += d->second;
@@ -131,11 +142,12 @@ void array_state::on_red_request(const message& m) {
 
 void array_state::finish(partial& p) {
   const callback& cb = p.then;
+  const std::string value = fold(p);
   switch (cb.how) {
     case callback::kind::root_function: {
       runtime& r = rt();
       r.in_entry = true;
-      function(cb.id)(p.value);
+      function(cb.id)(value);
       r.in_entry = false;
       return;
     }
@@ -144,11 +156,11 @@ void array_state::finish(partial& p) {
       h.what = kind::red_result;
       h.source = rt().me;
       h.id = cb.id;
-      for (int n = 0; n < rt().nodes; ++n) send_to(n, h, key(), p.value);
+      for (int n = 0; n < rt().nodes; ++n) send_to(n, h, key(), value);
       return;
     }
-    case callback::kind::broadcast: return array_at(cb.array).request_broadcast(cb.id, p.value);
-    case callback::kind::element: return array_at(cb.array).send_invoke(key(cb.key), cb.id, p.value, 0);
+    case callback::kind::broadcast: return array_at(cb.array).request_broadcast(cb.id, value);
+    case callback::kind::element: return array_at(cb.array).send_invoke(key(cb.key), cb.id, value, 0);
   }
 }
 

@@ -59,9 +59,10 @@ struct entry_rec {
   std::vector<std::string> held;       // messages (and, at the home, insertions) held
 };
 
-// What a node collects for one reduction.
+// What a node collects for one reduction: the values as they came (encoded), combined once
+// when the node reports (fold), so that combining costs their total size, not its square.
 struct partial {
-  std::string value;  // encoded; empty while count == 0
+  std::vector<std::string> values;
   std::uint64_t reducer = 0, value_type = 0;
   callback then;
   std::uint64_t count = 0;
@@ -146,6 +147,7 @@ class array_state {
   void on_red_part(const message& m);
   void on_red_request(const message& m);
   void finish(partial& p);
+  std::string fold(partial& p) const;
   void count_in(std::uint64_t red_count) { ++by_red_count_[red_count]; }
   void count_out(std::uint64_t red_count);
 

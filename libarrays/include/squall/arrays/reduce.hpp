@@ -10,6 +10,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -28,11 +29,14 @@ namespace detail {
 
 template <class R, class Op>
 struct builtin_reducer {
-  static void combine(std::string& acc, std::string_view in) {
-    auto [a] = decode<R>(acc, "a reduction value");
-    auto [b] = decode<R>(in, "a reduction value");
-    acc.clear();
-    encode_into(acc, Op{}(std::move(a), std::move(b)));
+  static void combine(std::string& out, std::span<const std::string> in) {
+    auto [acc] = decode<R>(in[0], "a reduction value");
+    for (std::size_t i = 1; i < in.size(); ++i) {
+      auto [b] = decode<R>(in[i], "a reduction value");
+      acc = Op{}(std::move(acc), b);
+    }
+    out.clear();
+    encode_into(out, acc);
   }
   static inline const std::uint64_t id =
       add_reducer(fnv1a(type_name<builtin_reducer>()), type_name<builtin_reducer>(), &combine, type_id<R>());
@@ -81,12 +85,14 @@ struct value_of_function<void (*)(R&, const R&)> {
 template <auto F>
 struct user_reducer {
   using R = typename value_of_function<decltype(F)>::type;
-  static void combine(std::string& acc, std::string_view in) {
-    auto [a] = decode<R>(acc, "a reduction value");
-    auto [b] = decode<R>(in, "a reduction value");
-    F(a, b);
-    acc.clear();
-    encode_into(acc, a);
+  static void combine(std::string& out, std::span<const std::string> in) {
+    auto [acc] = decode<R>(in[0], "a reduction value");
+    for (std::size_t i = 1; i < in.size(); ++i) {
+      auto [b] = decode<R>(in[i], "a reduction value");
+      F(acc, b);
+    }
+    out.clear();
+    encode_into(out, acc);
   }
   static inline const std::uint64_t id = add_reducer(fnv1a(name_of<F>()), name_of<F>(), &combine, type_id<R>());
 };

@@ -7,6 +7,7 @@
 // message) is a clear error, not a jump into nothing.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,8 +36,10 @@ constexpr std::uint64_t fnv1a(std::string_view s) {
 // Runs an entry method on `e`: decodes `args`, calls, and writes the encoded result (if the
 // method returns one) to `*result` when `result` is not null.
 using invoke_fn = void (*)(element_base& e, std::string_view args, std::string* result);
-// Combines `in` into `acc` (both encoded values of one type).
-using combine_fn = void (*)(std::string& acc, std::string_view in);
+// Combines the encoded values `in` (one type, at least one) into one, encoded in `out`:
+// each decoded once and the result encoded once, so a node combining n contributions (a
+// concatenation's included) does work in proportion to their total size.
+using combine_fn = void (*)(std::string& out, std::span<const std::string> in);
 // Runs a callback function with an encoded value.
 using function_fn = void (*)(std::string_view value);
 
