@@ -6,7 +6,10 @@
 //   contribute(std::vector<int>{hits}, arrays::concat<int>(), arrays::to_all<&Cell::done>(cells));
 //
 // Every element of the array contributes exactly once to each reduction (the paper's section
-// 5.2), with the same reducer and callback; the result reaches the callback once.
+// 5.2), with the same reducer and callback; the result reaches the callback once. An element
+// inserted on a node while that node still collects a reduction owes it a value too, as in
+// Charm++. A reduction to which no element contributed (all were deleted first) has no value,
+// and its callback does not run.
 #pragma once
 #include <algorithm>
 #include <cstdint>
