@@ -97,14 +97,7 @@ void array_state::on_migrate(const message& m) {
   e.loc = o.entry;
   ++rt().counts.migrations_in;
   count().migrations_in.add();
-  if (o.inform_home) {
-    header u;
-    u.what = kind::routing_update;
-    u.source = rt().me;
-    u.node = rt().me;
-    u.epoch = e.loc.epoch;
-    send_to(home_of(k), u, k, {});
-  }
+  if (o.inform_home) tell(home_of(k), kind::routing_update, k, e.loc.epoch);
   run_hook(e, [](element_base& x) { x.on_migrated(); });
   catch_up(e);
   if (o.act == action::flush) flush(e);

@@ -43,6 +43,15 @@ void array_state::send_to(int node, header h, const key& k, std::string_view bod
   send(node, h, k.bytes(), body);
 }
 
+void array_state::tell(int node, kind what, const key& k, std::uint32_t epoch) {
+  header h;
+  h.what = what;
+  h.source = rt().me;
+  h.node = rt().me;
+  h.epoch = epoch;
+  send_to(node, h, k, {});
+}
+
 void array_state::send_invoke(key k, std::uint64_t entry_id, std::string args, std::uint64_t reply_slot) {
   header h;
   h.what = kind::invoke;
@@ -110,12 +119,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
   switch (o.act) {
     case action::deliver_and_update:
       if (m.h.source != rt().me) {
-        header u;
-        u.what = kind::routing_update;
-        u.source = rt().me;
-        u.node = rt().me;
-        u.epoch = e.loc.epoch;
-        send_to(m.h.source, u, k, {});
+        tell(m.h.source, kind::routing_update, k, e.loc.epoch);
         ++rt().counts.routing_updates;
         count().routing_updates.add();
       }
@@ -182,14 +186,7 @@ void array_state::after_entry(entry_rec& e) {
     } else {
       ++deaths_;
     }
-    if (o.inform_home) {
-      header h;
-      h.what = kind::deleted;
-      h.source = rt().me;
-      h.node = rt().me;
-      h.epoch = e.loc.epoch;
-      send_to(home_of(k), h, k, {});
-    }
+    if (o.inform_home) tell(home_of(k), kind::deleted, k, e.loc.epoch);
     check_reductions();
   } else if (to >= 0 && to != rt().me) {
     migrate(e, to);

@@ -122,6 +122,8 @@ class array_state {
   void flush(entry_rec& e);
   int route(const key& k, entry_rec& e) const;
   void send_to(int node, header h, const key& k, std::string_view body);
+  // Location news from here: `what` (routing_update or deleted) with this node and `epoch`.
+  void tell(int node, kind what, const key& k, std::uint32_t epoch);
   void construct(entry_rec& e, const key& k, std::uint32_t epoch);
 
   // Lifecycle (lifecycle.cpp).
