@@ -138,7 +138,7 @@ void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std:
   r.in_entry = false;
   r.running = nullptr;
   ++r.counts.invoked;
-  count().invoked.add();
+  count().invoked.add_from_one_thread();
 }
 
 void array_state::run_hook(entry_rec& e, void (*hook)(element_base&)) {

@@ -24,7 +24,7 @@ void array_state::on_bcast_request(const message& m) {
   h.id = m.h.id;
   h.a = ++bcast_issued_;
   for (int n = 0; n < rt().nodes; ++n) send_to(n, h, key(), m.body);
-  count().broadcasts.add();
+  count().broadcasts.add_from_one_thread();
 }
 
 void array_state::on_bcast(const message& m) {

@@ -67,7 +67,7 @@ void array_state::migrate(entry_rec& e, int to) {
   e.loc = o.entry;
   send_to(to, h, k, body);
   ++rt().counts.migrations_out;
-  count().migrations_out.add();
+  count().migrations_out.add_from_one_thread();
   check_reductions();  // it may have been the last one this node waited for
 }
 
@@ -96,7 +96,7 @@ void array_state::on_migrate(const message& m) {
   install(e, k, std::move(elem), std::move(s));
   e.loc = o.entry;
   ++rt().counts.migrations_in;
-  count().migrations_in.add();
+  count().migrations_in.add_from_one_thread();
   if (o.inform_home) tell(home_of(k), kind::routing_update, k, e.loc.epoch);
   run_hook(e, [](element_base& x) { x.on_migrated(); });
   catch_up(e);

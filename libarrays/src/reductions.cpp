@@ -130,7 +130,7 @@ void array_state::on_red_part(const message& m) {
   if (counted < st.net) return;  // migrators' values are still on their way
   partial done = std::move(st.p);
   root_.erase(it);
-  count().reductions.add();
+  count().reductions.add_from_one_thread();
   if (done.count != 0) finish(done);
 }
 

@@ -6,6 +6,8 @@
 
 #include <squall/error.hpp>
 
+#include <array>
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <unordered_map>
@@ -56,11 +58,17 @@ std::uint64_t add_entry(const entry_info& e) {
 }
 
 const entry_info& entry(std::uint64_t id) {
+  // Looked up for every message: a small direct-mapped cache before the table (whose entries
+  // never move once made).
+  static std::array<std::atomic<const entry_info*>, 64> recent{};
+  std::atomic<const entry_info*>& slot = recent[id & 63];
+  if (const entry_info* e = slot.load(std::memory_order_relaxed); e != nullptr && e->id == id) return *e;
   auto it = entries().find(id);
   if (it == entries().end()) {
     throw squall::usage_error("libarrays: a message names entry method " + hex(id) +
                               ", which this program does not have (all nodes must run one binary)");
   }
+  slot.store(&it->second, std::memory_order_relaxed);
   return it->second;
 }
 

@@ -121,7 +121,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
       if (m.h.source != rt().me) {
         tell(m.h.source, kind::routing_update, k, e.loc.epoch);
         ++rt().counts.routing_updates;
-        count().routing_updates.add();
+        count().routing_updates.add_from_one_thread();
       }
       [[fallthrough]];
     case action::deliver: return run_entry(e, m);
@@ -132,13 +132,13 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
       ++h.hops;
       send_to(o.act == action::forward ? e.loc.node : home_of(k), h, k, m.body);
       ++rt().counts.forwarded;
-      count().forwarded.add();
+      count().forwarded.add_from_one_thread();
       return;
     }
     case action::buffer:
       e.held.emplace_back(bytes);
       ++rt().counts.held;
-      count().held.add();
+      count().held.add_from_one_thread();
       return;
     case action::create_on_demand:
       construct(e, k, e.loc.epoch);

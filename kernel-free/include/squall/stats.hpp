@@ -33,6 +33,9 @@ class counter {
  public:
   explicit counter(std::string_view name);
   void add(std::uint64_t n = 1);
+  // For a counter only one thread ever adds to (a library's scheduler thread): a plain load
+  // and store, no locked instruction (which costs more than the rest of a short message path).
+  void add_from_one_thread(std::uint64_t n = 1);
 
  private:
   int slot_;
