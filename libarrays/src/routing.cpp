@@ -20,7 +20,30 @@ int array_state::home_of(const key& k) const { return homes_.home_of(k, rt().nod
 entry_rec& array_state::entry(const key& k) {
   auto [it, added] = table_.try_emplace(k);
   if (added) it->second.loc.home = home_of(k) == rt().me;
+  it->second.last_used = quiescences_;
   return it->second;
+}
+
+// At quiescence (no location news in flight: PROTOCOL.md): forgets what this node merely
+// remembers of elements it has not sent to nor heard of since the quiescence before last -
+// the machine's cache_expired, N none(0) - so a node that once sent to many indices does not
+// keep an entry for each for ever. Home entries (tombstones included), local elements and
+// entries holding messages stay.
+std::size_t array_state::expire_caches() {
+  ++quiescences_;
+  std::size_t expired = 0;
+  for (auto it = table_.begin(); it != table_.end();) {
+    const entry_rec& e = it->second;
+    // The machine says which entries are mere memory: it records none(0) for them.
+    const bool cache = e.held.empty() && transition(e.loc, {event_kind::cache_expired}).act == action::record;
+    if (cache && e.last_used + 2 <= quiescences_) {
+      it = table_.erase(it);
+      ++expired;
+    } else {
+      ++it;
+    }
+  }
+  return expired;
 }
 
 entry_rec* array_state::find(const key& k) {

@@ -57,6 +57,7 @@ struct entry_rec {
   element_ptr elem;                    // when local
   std::unique_ptr<slot> s;             // when local
   std::vector<std::string> held;       // messages (and, at the home, insertions) held
+  std::uint64_t last_used = 0;         // the node's quiescence count when last looked up
 };
 
 // What a node collects for one reduction: the values as they came (encoded), combined once
@@ -98,6 +99,7 @@ class array_state {
   // At quiescence: requests held for elements that do not exist get an error reply.
   std::size_t fail_held_requests();
   void trim_broadcasts() { past_.clear(); }
+  std::size_t expire_caches();  // at quiescence; returns how many entries it forgot
   void record_communication(bool on) { record_comm_ = on; }
 
   // Load balancing (balance.cpp): this node's elements as the strategies see them, and the
@@ -159,6 +161,7 @@ class array_state {
   std::unique_ptr<slot_store> in_place_;  // the array was created in place
   std::unordered_map<key, entry_rec> table_;
   std::size_t locals_ = 0;
+  std::uint64_t quiescences_ = 0;  // expire_caches' clock
   bool record_comm_ = false;
 
   // Broadcasts: node 0 numbers them; each node keeps what it delivered for late arrivals.
@@ -222,6 +225,7 @@ struct counters {
   stats::counter held{"arrays.held"};
   stats::counter broadcasts{"arrays.broadcasts"};
   stats::counter reductions{"arrays.reductions"};
+  stats::counter cache_expired{"arrays.cache_expired"};
 };
 counters& count();
 

@@ -183,6 +183,9 @@ void quiesce() {
   for (auto& a : r.arrays) {
     a->trim_broadcasts();
     held += a->held_messages();
+    const std::size_t expired = a->expire_caches();
+    r.counts.cache_expired += expired;
+    detail::count().cache_expired.add_from_one_thread(expired);
   }
   static stats::counter held_at_quiescence("arrays.held_at_quiescence");
   if (held != 0) {

@@ -184,3 +184,29 @@ TEST(Arrays, AMethodDeclaredSoCreatesItsElementOnDemandAtItsHome) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Arrays, RememberedLocationsUnusedSinceTheQuiescenceBeforeAreForgotten) {
+  auto a = arrays::array<Counter>::create();
+  constexpr int n = 24;
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i, (i + 1) % nodes());  // mostly away from their homes
+  arrays::quiesce();
+  for (int i = 0; i < n; ++i) a[i].call<&Counter::add>(std::int64_t{1});  // caches where they are
+  arrays::quiesce();
+  const std::uint64_t before = arrays::counts().cache_expired;
+  arrays::quiesce();  // unused since the last one: forgotten now
+  const std::uint64_t forgotten = squall::allreduce(arrays::counts().cache_expired - before);
+  if (nodes() > 1) {
+    EXPECT_GT(forgotten, 0u);
+  }
+  // Messages still arrive, by the homes again.
+  for (int i = 0; i < n; ++i) a[i].call<&Counter::add>(std::int64_t{1});
+  arrays::quiesce();
+  std::int64_t sum = 0;
+  a.for_each_local([&](Counter& c) { sum += c.total; });
+  EXPECT_EQ(squall::allreduce(sum), 2 * n * nodes());
+}
+
+}  // namespace

@@ -19,7 +19,9 @@ void run_until(F&& done) {
 // Collective: runs entry methods until no libarrays message is in flight or queued anywhere
 // (a counting termination detection over the nodes). Afterwards every element has seen
 // every broadcast, and nothing is held for a missing element unless the program sent to an
-// index it never created (counted as arrays.held_at_quiescence, and reported).
+// index it never created (counted as arrays.held_at_quiescence, and reported). Locations a
+// node remembers but has not used since the quiescence before are forgotten (a message to
+// one goes by the home again).
 void quiesce();
 
 // What this node's scheduler has done (also in SQUALL_STATS as arrays.*).
@@ -31,6 +33,7 @@ struct scheduler_counts {
   std::uint64_t routing_updates = 0;
   std::uint64_t migrations_out = 0, migrations_in = 0;
   std::uint64_t held = 0;        // messages held (buffered) for an element not yet there
+  std::uint64_t cache_expired = 0;  // remembered locations forgotten at quiescence, unused
 };
 scheduler_counts counts();
 
