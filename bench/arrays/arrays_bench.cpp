@@ -168,14 +168,17 @@ void on_am_ring_ping(squall::am::token& t, squall::am::payload p) { t.reply<on_a
 std::atomic<std::uint64_t> am_pings{0};
 void on_am_program_ping(squall::am::token&, std::uint64_t) { am_pings.fetch_add(1); }
 
-double time_am_rtt(int me, int iterations) {
+// A bare active-message round trip: node 0 sends with send_ping(i) and waits for node 1's
+// handler to reply; node 1 waits in am::wait_until (polling) until told to stop.
+template <class SendPing>
+double time_handler_rtt(int me, int iterations, SendPing&& send_ping) {
   am_pongs = 0;
   am_stop = false;
   squall::barrier();
   const auto t0 = Clock::now();
   if (me == 0) {
     for (int i = 0; i < iterations; ++i) {
-      squall::am::send<on_am_ping>(1, static_cast<std::uint64_t>(i));
+      send_ping(i);
       squall::am::wait_until([i] { return am_pongs.load() == static_cast<std::uint64_t>(i) + 1; });
     }
     squall::am::send<on_am_stop>(1);
@@ -188,25 +191,15 @@ double time_am_rtt(int me, int iterations) {
   return us;
 }
 
+double time_am_rtt(int me, int iterations) {
+  return time_handler_rtt(me, iterations, [](int i) { squall::am::send<on_am_ping>(1, static_cast<std::uint64_t>(i)); });
+}
+
 double time_am_ring_rtt(int me, int iterations) {
   std::vector<std::byte> bytes(ring_bytes);
-  am_pongs = 0;
-  am_stop = false;
-  squall::barrier();
-  const auto t0 = Clock::now();
-  if (me == 0) {
-    for (int i = 0; i < iterations; ++i) {
-      squall::am::send<on_am_ring_ping>(1, squall::am::payload(bytes.data(), bytes.size()));
-      squall::am::wait_until([i] { return am_pongs.load() == static_cast<std::uint64_t>(i) + 1; });
-    }
-    squall::am::send<on_am_stop>(1);
-    squall::am::flush(1);
-  } else if (me == 1) {
-    squall::am::wait_until([] { return am_stop.load(); });
-  }
-  const double us = squall::bench::seconds_since(t0) * 1e6 / iterations;
-  squall::barrier();
-  return us;
+  return time_handler_rtt(me, iterations, [&bytes](int) {
+    squall::am::send<on_am_ring_ping>(1, squall::am::payload(bytes.data(), bytes.size()));
+  });
 }
 
 // The same round trip with node 1's answer sent by its program thread, which sees the ping

@@ -123,37 +123,27 @@ void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std:
     throw squall::usage_error("libarrays: entry method " + std::string(info.name) + " sent to an element of type " +
                               std::string(s.array->ops().element_name));
   }
-  runtime& r = rt();
-  r.in_entry = true;
-  r.running = &s;
   const std::uint64_t start = ticks();
-  try {
+  {
+    program_code running(&s);
     info.invoke(e, args, result);
-  } catch (...) {
-    r.in_entry = false;
-    r.running = nullptr;
-    throw;
   }
   s.load_ticks += ticks() - start;
-  r.in_entry = false;
-  r.running = nullptr;
+  runtime& r = rt();
   ++r.counts.invoked;
   count().invoked.add_from_one_thread();
 }
 
+void run_callback(std::uint64_t function_id, std::string_view value) {
+  program_code running(nullptr);
+  function(function_id)(value);
+}
+
 void array_state::run_hook(entry_rec& e, void (*hook)(element_base&)) {
-  runtime& r = rt();
-  r.in_entry = true;
-  r.running = e.s.get();
-  try {
+  {
+    program_code running(e.s.get());
     hook(*e.elem);
-  } catch (...) {
-    r.in_entry = false;
-    r.running = nullptr;
-    throw;
   }
-  r.in_entry = false;
-  r.running = nullptr;
   after_entry(e);
 }
 

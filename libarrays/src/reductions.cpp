@@ -144,13 +144,7 @@ void array_state::finish(partial& p) {
   const callback& cb = p.then;
   const std::string value = fold(p);
   switch (cb.how) {
-    case callback::kind::root_function: {
-      runtime& r = rt();
-      r.in_entry = true;
-      function(cb.id)(value);
-      r.in_entry = false;
-      return;
-    }
+    case callback::kind::root_function: return run_callback(cb.id, value);
     case callback::kind::every_node_function: {
       header h;
       h.what = kind::red_result;

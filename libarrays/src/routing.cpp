@@ -108,13 +108,7 @@ void array_state::handle(const message& m, std::string_view bytes) {
     case kind::bcast: return on_bcast(m);
     case kind::red_part: return on_red_part(m);
     case kind::red_request: return on_red_request(m);
-    case kind::red_result: {
-      runtime& r = rt();
-      r.in_entry = true;  // the program's callback must not wait either
-      function(m.h.id)(m.body);
-      r.in_entry = false;
-      return;
-    }
+    case kind::red_result: return run_callback(m.h.id, m.body);
     case kind::reply:
       if ((m.h.flags & failed_flag) != 0) rt().failed_slots[m.h.a] = std::string(m.body);
       rt().done_slots[m.h.a] = std::string(m.body);

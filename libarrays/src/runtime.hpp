@@ -211,6 +211,24 @@ array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown a
 // To the node's scheduler (this node's too): the header (its key_bytes set here), key, body.
 void send(int node, const header& h, std::string_view key, std::string_view body);
 void invoke_entry(element_base& e, std::uint64_t entry, std::string_view args, std::string* result);
+void run_callback(std::uint64_t function, std::string_view value);  // a reduction's, as program code
+
+// While the program's code runs from the scheduler (an entry method, a hook, a callback): it
+// must not wait (in_entry), and what it sends is counted against `element` (running). Undone
+// however the code leaves.
+class program_code {
+ public:
+  explicit program_code(slot* element) {
+    rt().in_entry = true;
+    rt().running = element;
+  }
+  ~program_code() {
+    rt().in_entry = false;
+    rt().running = nullptr;
+  }
+  program_code(const program_code&) = delete;
+  program_code& operator=(const program_code&) = delete;
+};
 [[noreturn]] void protocol_error(const char* what, const message& m);
 
 // Counters (SQUALL_STATS, arrays.*).

@@ -17,14 +17,17 @@ class element_base;
 
 namespace detail {
 
+// What follows `marker` in a compiler's signature string, up to the next ';' or ']'.
+constexpr std::string_view signature_part(std::string_view signature, std::string_view marker) {
+  const auto start = signature.find(marker) + marker.size();
+  return signature.substr(start, signature.find_first_of(";]", start) - start);
+}
+
 // The qualified name of F (a member function or function pointer given as a template
-// argument), from the compiler's signature string.
+// argument).
 template <auto F>
 constexpr std::string_view name_of() {
-  std::string_view s = __PRETTY_FUNCTION__;
-  const auto start = s.find("F = ") + 4;
-  const auto end = s.find_first_of(";]", start);
-  return s.substr(start, end - start);
+  return signature_part(__PRETTY_FUNCTION__, "F = ");
 }
 
 constexpr std::uint64_t fnv1a(std::string_view s) {
@@ -64,10 +67,7 @@ function_fn function(std::uint64_t id);
 // A number per type, the same on every node: the hash of its name in a signature string.
 template <class T>
 constexpr std::string_view type_name() {
-  std::string_view s = __PRETTY_FUNCTION__;
-  const auto start = s.find("T = ") + 4;
-  const auto end = s.find_first_of(";]", start);
-  return s.substr(start, end - start);
+  return signature_part(__PRETTY_FUNCTION__, "T = ");
 }
 template <class T>
 constexpr std::uint64_t type_id() {
