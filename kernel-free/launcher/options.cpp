@@ -32,9 +32,11 @@ void usage(FILE* out) {
                "                         them to FILE; or a comma-separated list (json:FILE last)\n"
                "  --label                prefix each line a node prints (stdout and stderr) with\n"
                "                         '[K] ', K the node (SQUALL_LABEL=1)\n"
-               "  --transport shm|tcp    how the nodes talk (SQUALL_TRANSPORT, default shm); tcp\n"
+               "  --transport shm|tcp|ucx\n"
+               "                         how the nodes talk (SQUALL_TRANSPORT, default shm); tcp\n"
                "                         connects every pair over TCP on this host (SQUALL_TCP_ADDR,\n"
-               "                         SQUALL_TCP_PORT, SQUALL_TCP_TIMEOUT)\n"
+               "                         SQUALL_TCP_PORT, SQUALL_TCP_TIMEOUT), ucx over UCX (UCX_TLS\n"
+               "                         picks UCX's transports, as for any UCX program)\n"
                "  --ring-bytes B         bytes per shared-memory ring, a power of two\n"
                "                         (SQUALL_RING_BYTES, 65536..1073741824, default 262144)\n"
                "  --grace S              seconds the other nodes get to exit after a node is\n"
@@ -166,8 +168,9 @@ void apply(int code, const char* value, options& o, pending& p) {
       o.label = true;
       break;
     case transport:
-      if (value == nullptr || (std::strcmp(value, "shm") != 0 && std::strcmp(value, "tcp") != 0)) {
-        die("--transport must be shm or tcp");
+      if (value == nullptr ||
+          (std::strcmp(value, "shm") != 0 && std::strcmp(value, "tcp") != 0 && std::strcmp(value, "ucx") != 0)) {
+        die("--transport must be shm, tcp or ucx");
       }
       setenv("SQUALL_TRANSPORT", value, 1);
       break;

@@ -140,6 +140,21 @@ void expect_mixed_transports(const std::string& json) {
   for (auto v : stats.counters.at("shm.mailbox_packets")) EXPECT_GT(v, 0u) << stats.text;
 }
 
+// Between hosts over UCX instead (SQUALL_NETWORK=ucx), through UCX's TCP on the hosts' eth0:
+// the namespaces share one kernel, so UCX would otherwise also offer their loopbacks.
+const std::string over_ucx = "SQUALL_NETWORK=ucx UCX_TLS=tcp UCX_NET_DEVICES=eth0";
+
+void expect_ucx_between_hosts(const std::string& json) {
+  const squall::test::stats_json stats(json);
+  ASSERT_EQ(stats.nodes, job_nodes) << stats.text;
+  EXPECT_EQ(stats.counters.at("ucx.peers"),
+            std::vector<std::uint64_t>(static_cast<std::size_t>(job_nodes), job_nodes - nodes_per_host))
+      << stats.text;
+  for (auto v : stats.counters.at("tcp.frames_sent")) EXPECT_EQ(v, 0u) << stats.text;  // no TCP transport
+  for (auto v : stats.counters.at("ucx.messages_received")) EXPECT_GT(v, 0u) << stats.text;
+  for (auto v : stats.counters.at("shm.packets_sent")) EXPECT_GT(v, 0u) << stats.text;
+}
+
 class Hosts : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -288,6 +303,82 @@ TEST_F(Hosts, IdleLinksAreNotSilence) {
     EXPECT_EQ(count_of(out[h].output, "has not answered"), 0) << out[h].output;
   }
   EXPECT_EQ(count_of(out[0].output, "computed"), 1) << out[0].output;
+}
+
+// The same job, lost hosts and refusals with UCX between the hosts.
+class HostsOverUcx : public Hosts {
+ protected:
+  void SetUp() override {
+    if (!SQUALL_HAVE_UCX) GTEST_SKIP() << "Squall was built without UCX";
+    Hosts::SetUp();
+  }
+  const std::vector<std::string> env{over_ucx, over_ucx, over_ucx};
+};
+
+TEST_F(HostsOverUcx, MessagesAndCollectivesRun) {
+  for (const std::string test : {"kf_am_test", "kf_collectives_test"}) {
+    job j(c_, build_bin + "/" + test, env);
+    const auto out = j.finish(240);
+    for (int h = 0; h < hosts; ++h) {
+      EXPECT_EQ(out[h].status, 0) << test << " host " << h << ":\n" << out[h].output;
+    }
+    expect_ucx_between_hosts(j.json);
+    EXPECT_NE(out[0].output.find("[  PASSED  ]"), std::string::npos) << out[0].output;
+  }
+}
+
+// A TSM program (its litmus tests and a stress test on 4 KiB blocks) across the three hosts,
+// the protocol's messages between hosts over UCX.
+TEST_F(HostsOverUcx, TsmProgramRuns) {
+  job j(c_, build_bin + "/tsm_test --gtest_filter=*Litmus*4KiB*:*Stress*4KiB*", env);
+  const auto out = j.finish(240);
+  for (int h = 0; h < hosts; ++h) EXPECT_EQ(out[h].status, 0) << "host " << h << ":\n" << out[h].output;
+  expect_ucx_between_hosts(j.json);
+  EXPECT_NE(out[0].output.find("[  PASSED  ]"), std::string::npos) << out[0].output;
+}
+
+// UCX's endpoints come from addresses exchanged over the job's authenticated connections:
+// a host without the secret never gets one.
+TEST_F(HostsOverUcx, HostWithTheWrongSecretIsRefused) {
+  const std::string wrong = "SQUALL_JOB_SECRET=" + std::string(64, 'a');
+  job j(c_, scenarios + " exchange",
+        {over_ucx + " SQUALL_TCP_TIMEOUT=4", over_ucx + " SQUALL_TCP_TIMEOUT=4", wrong + " " + over_ucx + " SQUALL_TCP_TIMEOUT=4"});
+  const auto out = j.finish(60);
+  for (int h = 0; h < hosts; ++h) {
+    EXPECT_NE(out[h].status, 0) << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "exchange done"), 0) << out[h].output;
+  }
+  EXPECT_NE(out[0].output.find("it does not know the job's secret"), std::string::npos) << out[0].output;
+}
+
+TEST_F(HostsOverUcx, HostWhoseProcessesAreKilledIsReportedLost) {
+  job j(c_, scenarios + " barriers 600", env);
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.kill_host(2);
+  expect_host_lost(j.finish(60), 2, "killed, over UCX");
+}
+
+// UCX 1.13 has no setting for TCP's user timeout, so data stuck on a cut link is not noticed
+// by its endpoint within seconds: the watch of the peers' traffic (SQUALL_LIVENESS_S) reports
+// the host instead.
+TEST_F(HostsOverUcx, HostWhoseLinkIsCutIsReportedLost) {
+  const std::string liveness = over_ucx + " SQUALL_LIVENESS_S=3";
+  job j(c_, scenarios + " barriers 600", {liveness, liveness, liveness});
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.cut_link(2);
+  expect_host_lost(j.finish(60), 2, "link cut, over UCX");
+}
+
+TEST_F(HostsOverUcx, IdleLinksAreNotSilence) {
+  const std::string liveness = over_ucx + " SQUALL_LIVENESS_S=2";
+  job j(c_, kf_scenarios + " compute 1 5", {liveness, liveness, liveness});
+  const auto out = j.finish(60);
+  for (int h = 0; h < hosts; ++h) {
+    EXPECT_EQ(out[h].status, 0) << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "has not answered"), 0) << out[h].output;
+  }
 }
 
 }  // namespace

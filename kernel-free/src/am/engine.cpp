@@ -222,7 +222,11 @@ bool engine::push_bulk(int dest, queued& q) {
     const bool first = q.sent == 0;
     const std::size_t extra = first ? q.args.size() : 0;
     const std::size_t head_fixed = sizeof(record_header) + round8(frag_args_len);
-    const std::size_t chunk = std::min(q.size - q.sent, max_packet_ - head_fixed - extra);
+    // A transfer that would take several fragments goes whole where the transport can send
+    // it without a copy (UCX's rendezvous): one fragment, read from the caller's buffer.
+    const bool whole = first && q.size > max_packet_ - head_fixed - extra && extra + q.size <= UINT32_MAX &&
+                       t_.sends_large(dest);
+    const std::size_t chunk = whole ? q.size : std::min(q.size - q.sent, max_packet_ - head_fixed - extra);
     std::byte head[sizeof(record_header) + 64 + detail::max_args_bytes];
     const record_header h{fragment_id, static_cast<std::uint32_t>(frag_args_len),
                           static_cast<std::uint32_t>(extra + chunk), 0};
@@ -231,6 +235,25 @@ bool engine::push_bulk(int dest, queued& q) {
         head + sizeof h, q.target, q.op, static_cast<std::uint64_t>(q.size),
         static_cast<std::uint32_t>(q.args.size()), static_cast<std::uint64_t>(q.sent));
     if (extra != 0) std::memcpy(head + head_fixed, q.args.data(), extra);
+    if (whole) {
+      // The transport tells when it has read the buffer: that is local completion.
+      auto* keep = new std::shared_ptr<detail::bulk_state>(q.bulk);
+      auto done = [](void* ctx) {
+        auto* state = static_cast<std::shared_ptr<detail::bulk_state>*>(ctx);
+        (*state)->local.store(true, std::memory_order_release);
+        delete state;
+      };
+      if (!t_.try_send_large(dest, std::span(head, head_fixed + extra), std::span(q.data, chunk), done, keep)) {
+        delete keep;
+        return false;
+      }
+      q.whole = true;
+      q.sent = chunk;
+      out_[dest].queued_bytes -= chunk;
+      count(packets_sent);
+      count(bulk_fragments);
+      return true;
+    }
     if (!t_.try_send(dest, std::span(head, head_fixed + extra), std::span(q.data + q.sent, chunk))) {
       return false;
     }
@@ -251,7 +274,7 @@ void engine::push_queued() {
       queued& q = o.queue.front();
       if (q.bulk) {
         if (!push_bulk(d, q)) break;
-        q.bulk->local.store(true, std::memory_order_release);
+        if (!q.whole) q.bulk->local.store(true, std::memory_order_release);  // else when the transport says
       } else {
         if (!t_.try_send(d, q.packet, {})) break;
         o.queued_bytes -= q.packet.size();
@@ -461,6 +484,15 @@ void engine::complete_slot(std::uint32_t slot, payload result) {
 void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::uint64_t total,
                            std::uint32_t args_len, std::uint64_t offset, payload bytes) {
   reassembly& r = in_bulk_[src];
+  if (offset == 0 && !r.active && bytes.size() >= args_len && bytes.size() - args_len == total) {
+    // The whole transfer in one packet (try_send_large): run the handler on it where it lies.
+    const record_header h{target, args_len, static_cast<std::uint32_t>(std::min<std::uint64_t>(total, UINT32_MAX)), 0};
+    const std::vector<std::byte> args(bytes.begin(), bytes.begin() + args_len);  // whole words for the reader
+    run_handler(src, *lookup(src, target), h, args.data(), bytes.subspan(args_len));
+    const std::uint64_t padded_op = op;
+    send(src, bulk_ack_handler, &padded_op, sizeof op, {}, 0);
+    return;
+  }
   if (offset == 0) {
     if (r.active) fatal("bulk transfer from node %d restarted before it ended", src);
     if (bytes.size() < args_len) fatal("corrupt bulk fragment from node %d", src);

@@ -157,6 +157,7 @@ class engine {
     std::vector<std::byte> args;
     const std::byte* data = nullptr;
     std::size_t size = 0, sent = 0;
+    bool whole = false;  // went as one packet the transport reads from `data` (try_send_large)
   };
   struct outgoing {
     std::unique_ptr<std::byte[]> buffer;  // records of the packet being filled

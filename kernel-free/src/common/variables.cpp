@@ -11,12 +11,13 @@ using enum reader;
 
 constexpr variable table[] = {
     {"SQUALL_TRANSPORT", runtime, "shm"},
+    {"SQUALL_NETWORK", runtime, "auto (ucx when built with UCX and the host has an RDMA device, else tcp)"},
     {"SQUALL_FAULT_PATH", runtime, "auto"},
     {"SQUALL_RECORD_WRITES", runtime, "1"},
     {"SQUALL_BIND", runtime, "1 with 2 or more nodes on the host and no more nodes than processors, else 0"},
     {"SQUALL_SPIN_US", runtime, "50 (5 with more nodes than processors)"},
     {"SQUALL_PROGRESS_SPIN_US", runtime, "10 (0 with more nodes than processors)"},
-    {"SQUALL_LINGER_US", runtime, "50 (0 with more nodes than processors, or one node)"},
+    {"SQUALL_LINGER_US", runtime, "50 (0 with more nodes than processors, one node, or peers over the network)"},
     {"SQUALL_LOCK_BIAS", runtime, "1 (0 with more nodes than processors)"},
     {"SQUALL_QUIET_POLLS", runtime, "4"},
     {"SQUALL_MAILBOX_DEMOTE", runtime, "1"},

@@ -17,7 +17,7 @@
 #include "bootstrap/pmix_bootstrap.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/shm/shm_transport.hpp"
-#include "transport/tcp/tcp_transport.hpp"
+#include "transport/network_transport.hpp"
 
 namespace squall::rt {
 
@@ -44,7 +44,7 @@ struct node_runtime {
   std::optional<boot::host_layout> hosts;  // started by squallrun --hosts on several hosts
   std::vector<bool> on_this_host;        // by node: reached through shared memory
   std::unique_ptr<shm::shm_transport> shm;  // to the nodes on this host
-  std::unique_ptr<tcp::tcp_transport> tcp;  // to the others (none when all share the host)
+  std::unique_ptr<network_transport> net;  // to the others, TCP or UCX (none when all share the host)
   std::unique_ptr<squall::transport> routed;  // both, when both are used
   squall::transport* transport = nullptr;   // what the message layer uses
   std::unique_ptr<am::engine> engine;
@@ -90,8 +90,8 @@ inline node_runtime& require_fast(const char* api) {
   return nd != nullptr ? *nd : require(api);
 }
 
-// Connects the node to its TCP peers when SQUALL_TRANSPORT=tcp (tcp_setup.cpp), and
-// closes those connections in order at finalize.
+// Connects the node to its peers on other hosts (or to all of them when SQUALL_TRANSPORT
+// asks for tcp or ucx) (network_setup.cpp), and closes those connections in order at finalize.
 void setup_transports(node_runtime& nd);
 void close_transports(node_runtime& nd);
 

@@ -33,7 +33,7 @@ enum field : std::size_t {
   progress_spin_us,
   linger_us,
   lock_bias,
-  tcp_peers,
+  network_peers,
   cpu_words_start,
 };
 constexpr std::size_t cpu_words = 16;  // processors 0-1023
@@ -53,9 +53,11 @@ record this_node(const node_runtime& nd, const host_processors& host) {
   r[progress_spin_us] = static_cast<std::uint64_t>(nd.config.progress_spin_ns / 1000);
   r[linger_us] = static_cast<std::uint64_t>(nd.config.linger_ns / 1000);
   r[lock_bias] = nd.config.lock_bias;
-  const char* transport = std::getenv("SQUALL_TRANSPORT");
-  const bool all_tcp = transport != nullptr && std::string(transport) == "tcp";
-  if (nd.tcp) r[tcp_peers] = static_cast<std::uint64_t>(all_tcp ? nd.n - 1 : nd.n - local);
+  if (nd.net) {
+    int far = 0;
+    for (int i = 0; i < nd.n; ++i) far += nd.net->reaches(i) ? 1 : 0;
+    r[network_peers] = static_cast<std::uint64_t>(far);
+  }
   for (unsigned c = 0; c < 64 * cpu_words && c < CPU_SETSIZE; ++c) {
     if (CPU_ISSET(c, &mask)) r[cpu_words_start + c / 64] |= std::uint64_t{1} << (c % 64);
   }
@@ -139,7 +141,8 @@ std::string table(const node_runtime& nd, const std::vector<record>& nodes) {
   for (const record& r : nodes) launcher.push_back(r[launcher_bound] != 0 ? "yes" : "no");
   out += "squall:   processors of each node: " + per_node(cpus) + "\n";
   out += "squall:   bound by the cluster launcher: " + per_node(launcher) + "\n";
-  out += "squall:   nodes reached over TCP: " + per_node(column(nodes, tcp_peers)) + "\n";
+  out += "squall:   nodes reached over the network (" + (nd.net ? nd.net->describe() : std::string("none")) +
+         " on node 0): " + per_node(column(nodes, network_peers)) + "\n";
   return out;
 }
 

@@ -78,7 +78,7 @@ class watchdog {
     for (int i = 0; i < nd.n; ++i) {
       if (i == nd.me) continue;
       const bool local = nd.on_this_host[i];
-      if (!local && !(nd.tcp && nd.tcp->reaches(i))) continue;
+      if (!local && !(nd.net && nd.net->reaches(i))) continue;
       peer p;
       p.node = i;
       p.local = local;
@@ -102,8 +102,8 @@ class watchdog {
         fatal("the launcher that started this node (pid %d) ended; exiting", static_cast<int>(nd_.launcher));
       }
       for (peer& p : peers_) watch(p, now, held_up);
-      if (nd_.tcp && now - last_said >= heartbeat_ns_) {
-        nd_.tcp->say_alive();
+      if (nd_.net && now - last_said >= heartbeat_ns_) {
+        nd_.net->say_alive();
         last_said = now;
       }
     }
@@ -117,7 +117,7 @@ class watchdog {
       return;
     }
     if (!p.watched) {
-      if (p.local ? c.state.load() != shm::running : !nd_.tcp->in_use(p.node)) return;
+      if (p.local ? c.state.load() != shm::running : !nd_.net->in_use(p.node)) return;
       p.watched = true;
       p.seen = beat(p);
       p.since = now;
@@ -125,7 +125,7 @@ class watchdog {
       return;
     }
     if (p.pidfd_slot != 0 && fds_[p.pidfd_slot].revents != 0) lost(p, "its process ended before squall::finalize");
-    if (!p.local && !nd_.tcp->in_use(p.node)) {
+    if (!p.local && !nd_.net->in_use(p.node)) {
       stop_watching(p);  // it said goodbye (or failed, which the transport reported)
       return;
     }
@@ -148,7 +148,7 @@ class watchdog {
   }
 
   std::uint64_t beat(const peer& p) const {
-    return p.local ? nd_.job.control(p.node).heartbeat.load(std::memory_order_relaxed) : nd_.tcp->frames_heard(p.node);
+    return p.local ? nd_.job.control(p.node).heartbeat.load(std::memory_order_relaxed) : nd_.net->frames_heard(p.node);
   }
 
   // A same-host peer under a PMIx launcher, which (unlike squallrun) tells the others

@@ -23,6 +23,11 @@ class routed_transport final : public transport {
                         body_writer write) override {
     return to(dest).try_send_written(dest, head, body_size, write);
   }
+  bool sends_large(int dest) const override { return far_[dest] ? remote_.sends_large(dest) : local_.sends_large(dest); }
+  bool try_send_large(int dest, std::span<const std::byte> head, std::span<const std::byte> data,
+                      void (*done)(void*), void* ctx) override {
+    return to(dest).try_send_large(dest, head, data, done, ctx);
+  }
   std::span<const std::byte> peek(int src) override { return to(src).peek(src); }
   void release(int src) override { to(src).release(src); }
   bool any_incoming() override { return local_.any_incoming() || remote_.any_incoming(); }

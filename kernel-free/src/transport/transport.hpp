@@ -45,6 +45,15 @@ class transport {
   // Wakes every peer that has not taken (or not answered) this node's packets, even one that
   // counts as polling: a waiter whose reply is late calls it (runtime/waiting.cpp, nudges).
   virtual void nudge_peers() {}
+  // Optional, where sends_large(dest): one packet of `head` followed by all of `data`, however
+  // large, sent without copying `data` (as UCX's rendezvous moves a buffer); `done(ctx)` runs,
+  // on any thread, once the transport reads `data` no more. False: no room now (retry later).
+  // Elsewhere the engine sends large transfers in fragments of max_packet.
+  virtual bool sends_large(int /*dest*/) const { return false; }
+  virtual bool try_send_large(int /*dest*/, std::span<const std::byte> /*head*/, std::span<const std::byte> /*data*/,
+                              void (*/*done*/)(void*), void* /*ctx*/) {
+    return false;
+  }
   // The mailbox lane to and from `peer` (kernel-free/TRANSPORTS.md): the shared-memory
   // transport that carries its packets, whose mailboxes the message layer then writes and
   // reads itself, without virtual calls; nullptr when its packets take another way.

@@ -19,17 +19,13 @@
 #include <vector>
 
 #include "transport/tcp/mesh.hpp"
-#include "transport/transport.hpp"
+#include "transport/network_transport.hpp"
 
 namespace squall::tcp {
 
-class tcp_transport final : public transport {
+class tcp_transport final : public network_transport {
  public:
-  struct hooks {
-    std::function<void()> wake;                                  // wakes this node
-    std::function<void(int node, const std::string& why)> lost;  // ends the job
-    const std::atomic<std::uint32_t>* polling;                   // threads of this node polling
-  };
+  using hooks = network_hooks;
   // fds: a connected socket per TCP peer, -1 for the others (connect_mesh). The listener
   // stays open to refuse (and count) late connections.
   tcp_transport(std::vector<int> fds, std::size_t max_packet, listener l, hooks h);
@@ -48,18 +44,14 @@ class tcp_transport final : public transport {
   std::size_t max_packet() const override { return max_packet_; }
   // A thread of the node is about to sleep: the I/O thread must watch the sockets now.
   void node_sleeps() override;
-  bool reaches(int node) const { return node < static_cast<int>(conns_.size()) && conns_[node] != nullptr; }
-
-  // Liveness (runtime/watchdog.cpp), off the message path: a count that grows while `node`
-  // sends anything, whether its link is still in use (no goodbye, no failure), and a
-  // heartbeat frame on every link that carried nothing since the last call.
-  std::uint64_t frames_heard(int node) const;
-  bool in_use(int node) const;
-  void say_alive();
-
-  // Orderly end (at finalize): says goodbye on every connection and waits, at most
-  // timeout_ns, for every peer's goodbye, so that no peer reads a reset before our data.
-  void shutdown(std::int64_t timeout_ns);
+  bool reaches(int node) const override { return node < static_cast<int>(conns_.size()) && conns_[node] != nullptr; }
+  // Liveness: frames read, and a heartbeat frame on idle links (network_transport.hpp).
+  std::uint64_t frames_heard(int node) const override;
+  bool in_use(int node) const override;
+  void say_alive() override;
+  // Says goodbye on every connection; no peer then reads a reset before our data.
+  void shutdown(std::int64_t timeout_ns) override;
+  std::string describe() const override { return "tcp"; }
 
  private:
   struct connection;

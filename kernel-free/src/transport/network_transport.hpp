@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A transport between hosts (TCP, or UCX when Squall is built with it): what the runtime's
+// watchdog and finalize need of it beside moving packets. Nodes on one host keep the
+// shared-memory transport (routed_transport.hpp).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "transport/transport.hpp"
+
+namespace squall {
+
+// What a network transport needs of the node: a way to wake it, to end the job naming a lost
+// peer, and the count of its threads polling (the transport's I/O thread keeps out of their way).
+struct network_hooks {
+  std::function<void()> wake;
+  std::function<void(int node, const std::string& why)> lost;
+  const std::atomic<std::uint32_t>* polling;
+};
+
+class network_transport : public transport {
+ public:
+  // Whether `node` is reached through this transport.
+  virtual bool reaches(int node) const = 0;
+  // Liveness (runtime/watchdog.cpp), off the message path: a count that grows while `node`
+  // sends anything, whether its link is still in use (no goodbye, no failure), and a
+  // heartbeat on every link that carried nothing since the last call.
+  virtual std::uint64_t frames_heard(int node) const = 0;
+  virtual bool in_use(int node) const = 0;
+  virtual void say_alive() = 0;
+  // Orderly end (at finalize): says goodbye to every peer and waits, at most timeout_ns,
+  // for every peer's goodbye, so that no peer sees a failure before our last data.
+  virtual void shutdown(std::int64_t timeout_ns) = 0;
+  // For --stats: "tcp", or "ucx (tcp)" with the UCX transports chosen.
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace squall

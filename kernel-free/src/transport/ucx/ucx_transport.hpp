@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// UCX transport: one UCP worker per node, one endpoint per peer it reaches, packets as UCP
+// active messages (UCX picks eager or rendezvous by size, and the fabric: verbs, RoCE, TCP,
+// shared memory, per UCX_TLS and UCX_NET_DEVICES as for any UCX program).
+//
+// Trust: UCX does not authenticate. Endpoints are made from worker addresses exchanged over
+// the job's authenticated TCP connections (tcp/mesh.hpp, which prove the job's secret), and
+// with them each node hands each peer a random token that peer must put in the header of
+// every message it sends here. A message without the right token is dropped before anything
+// reads it, and counted (ucx.messages_refused); the set-up sockets are closed afterwards.
+//
+// Progress: a thread of the node that polls (any_incoming) progresses the worker itself; when
+// none does, an I/O thread waits on the worker's event descriptor and wakes the node when a
+// packet arrives, as the TCP transport's I/O thread does with its sockets.
+//
+// Lost peers: endpoints to other hosts use UCX's peer error handling, so a peer that fails is
+// reported by UCX (and the job ends, naming it) instead of hanging the others; goodbyes at
+// finalize tell an orderly end from a loss; heartbeats on idle links feed the watchdog.
+#pragma once
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/network_transport.hpp"
+
+namespace squall::ucx {
+
+class ucx_transport final : public network_transport {
+ public:
+  using hooks = network_hooks;
+  // sockets: a connected, authenticated socket per peer to reach over UCX, -1 for the others
+  // (tcp::connect_mesh); used to exchange worker addresses and tokens, then closed. Fatal,
+  // naming the peer, when the exchange does not finish by `deadline_ns` or UCX fails.
+  // same_host: by node, whether it runs on this host. Endpoints to other hosts use UCX's peer
+  // error handling; UCX 1.13's shared-memory transports do not offer it, so endpoints on this
+  // host go without, and the watchdog's own watch of this host's nodes reports their loss.
+  ucx_transport(int me, std::vector<int> sockets, const std::vector<bool>& same_host, std::size_t max_packet,
+                hooks h, std::int64_t deadline_ns);
+  ~ucx_transport() override;
+  ucx_transport(const ucx_transport&) = delete;
+  ucx_transport& operator=(const ucx_transport&) = delete;
+
+  bool try_send(int dest, std::span<const std::byte> head, std::span<const std::byte> body) override;
+  bool try_send_written(int dest, std::span<const std::byte> head, std::size_t body_size,
+                        body_writer write) override;
+  // Large packets (a bulk transfer whole): the head travels in UCX's message header and the
+  // data by UCX's rendezvous, read from the caller's buffer.
+  bool sends_large(int dest) const override { return reaches(dest) && max_header_ >= large_head_bytes; }
+  bool try_send_large(int dest, std::span<const std::byte> head, std::span<const std::byte> data,
+                      void (*done)(void*), void* ctx) override;
+  std::span<const std::byte> peek(int src) override;
+  void release(int src) override;
+  bool any_incoming() override;
+  std::size_t max_packet() const override { return max_packet_; }
+  void node_sleeps() override;
+
+  bool reaches(int node) const override { return node < static_cast<int>(peers_.size()) && peers_[node] != nullptr; }
+  std::uint64_t frames_heard(int node) const override;
+  bool in_use(int node) const override;
+  void say_alive() override;
+  void shutdown(std::int64_t timeout_ns) override;
+  std::string describe() const override { return description_; }
+
+  // Internal, for UCX's callbacks.
+  struct peer;
+  struct arrival;
+  struct send_state;
+  void on_message(const void* header, std::size_t header_length, void* data, std::size_t length,
+                  const ucp_am_recv_param_t* param);
+  void on_send_done(send_state* s);
+  void on_peer_error(peer& p, ucs_status_t status);
+  void on_arrival_complete(peer& p);
+
+ private:
+  bool send_frame(peer& p, std::uint32_t kind, std::span<const std::byte> head, std::span<const std::byte> body,
+                  std::size_t body_size, const body_writer* write);
+  bool progress_once();  // progresses the worker unless another thread is; true if it did work
+  void io_loop();
+  void stop_io_thread();
+  void exchange_addresses(int me, std::vector<int>& sockets, const std::vector<bool>& same_host,
+                          std::int64_t deadline_ns);
+
+  static constexpr std::size_t large_head_bytes = 16 + 16 + 64 + 1024;  // ours, a record's head, its arguments
+  int me_;
+  std::size_t max_packet_;
+  std::size_t max_header_ = 0;  // the largest UCX message header (ucp_worker_query)
+  hooks hooks_;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<std::unique_ptr<peer>> peers_;  // by node; null for nodes not reached here
+  std::string description_;
+  std::mutex progress_mu_;                 // one thread progresses the worker at a time
+  std::atomic<std::size_t> queued_{0};     // packets arrived whole and not yet released
+  std::atomic<std::size_t> incomplete_{0};  // rendezvous packets whose data is still coming
+  std::atomic<bool> stopping_{false};
+  bool arrived_here_ = false;  // the I/O thread's progress took a packet in (under progress_mu_)
+  std::atomic<std::uint32_t> io_bell_{0};
+  std::atomic<bool> io_parked_{false};
+  std::atomic<bool> io_in_epoll_{false};
+  int epoll_fd_ = -1, stop_fd_ = -1, kick_fd_ = -1, worker_fd_ = -1;
+  std::thread io_;
+};
+
+}  // namespace squall::ucx
