@@ -147,12 +147,13 @@ void on_ep_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
 ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector<bool>& same_host,
                              std::size_t max_packet, hooks h, std::int64_t deadline_ns)
     : me_(me), max_packet_(max_packet), hooks_(std::move(h)) {
-  // A vanished host is noticed within seconds, as by Squall's TCP transport (UCX's defaults:
-  // 10 s of idleness before TCP's probes, 20 s between its own), unless the user set these.
-  // In the environment, since UCX reads its transports' settings there (ucp_config_modify
-  // takes only its own); before any thread of this node that could read it runs.
-  for (const char* setting : {"UCX_TCP_KEEPIDLE=2s", "UCX_TCP_KEEPINTVL=1s", "UCX_TCP_KEEPCNT=3",
-                              "UCX_KEEPALIVE_INTERVAL=2s"}) {
+  // A vanished host is noticed within seconds by the kernel's TCP keepalive, as by Squall's
+  // TCP transport (UCX's default waits 10 s before the first probe), unless the user set
+  // these. In the environment, since UCX reads its transports' settings there
+  // (ucp_config_modify takes only its own); before any thread of this node that could read
+  // it runs. (UCX's own keepalive, UCX_KEEPALIVE_INTERVAL, needs the peer's worker to answer:
+  // at 2 s it took a peer busy computing for a lost one.)
+  for (const char* setting : {"UCX_TCP_KEEPIDLE=2s", "UCX_TCP_KEEPINTVL=1s", "UCX_TCP_KEEPCNT=3"}) {
     const std::string s(setting), name = s.substr(0, s.find('='));
     ::setenv(name.c_str(), s.substr(name.size() + 1).c_str(), 0);
   }
