@@ -93,8 +93,7 @@ void tcp_transport::stop_io_thread() {
   stopping_.store(true);
   const std::uint64_t one = 1;
   [[maybe_unused]] auto r = ::write(stop_fd_, &one, sizeof one);  // out of epoll_wait
-  io_bell_.fetch_add(1);                                            // out of its parking
-  futex_wake_all(&io_bell_);
+  parking_.wake();                                                  // out of its parking
   io_.join();
 }
 
@@ -337,11 +336,7 @@ std::size_t tcp_transport::drain_socket(connection& c) {
   return packets;
 }
 
-void tcp_transport::node_sleeps() {
-  if (!io_parked_.load(std::memory_order_seq_cst)) return;
-  io_bell_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake_all(&io_bell_);
-}
+void tcp_transport::node_sleeps() { parking_.wake_if_parked(); }
 
 void tcp_transport::io_loop() {
   const auto n = static_cast<std::uint64_t>(conns_.size());
@@ -351,16 +346,7 @@ void tcp_transport::io_loop() {
   constexpr int epoll_ms = 100;
   epoll_event events[32];
   while (!stopping_.load()) {
-    if (hooks_.polling->load(std::memory_order_seq_cst) != 0) {
-      // Dekker with node_sleeps(): park, then look again at who polls.
-      const std::uint32_t seen = io_bell_.load(std::memory_order_seq_cst);
-      io_parked_.store(true, std::memory_order_seq_cst);
-      if (hooks_.polling->load(std::memory_order_seq_cst) != 0 && !stopping_.load()) {
-        futex_wait(&io_bell_, seen, parked_ns);
-      }
-      io_parked_.store(false, std::memory_order_relaxed);
-      continue;
-    }
+    if (parking_.park_while_polled(*hooks_.polling, stopping_, parked_ns)) continue;
     const int k = ::epoll_wait(epoll_fd_, events, 32, epoll_ms);
     if (k < 0) {
       if (errno == EINTR) continue;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "transport/tcp/mesh.hpp"
+#include "transport/io_parking.hpp"
 #include "transport/network_transport.hpp"
 
 namespace squall::tcp {
@@ -72,9 +73,8 @@ class tcp_transport final : public network_transport {
   std::atomic<std::size_t> queued_{0};               // packets read and not yet released
   std::atomic<bool> stopping_{false};
   // The I/O thread stays out of epoll_wait while a thread of the node polls (that thread
-  // reads the sockets), so that arriving data wakes no one; it parks on this word.
-  std::atomic<std::uint32_t> io_bell_{0};
-  std::atomic<bool> io_parked_{false};
+  // reads the sockets), so that arriving data wakes no one.
+  io_parking parking_;
   int epoll_fd_ = -1, stop_fd_ = -1;
   std::thread io_;
 };

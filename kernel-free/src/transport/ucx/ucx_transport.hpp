@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/io_parking.hpp"
 #include "transport/network_transport.hpp"
 
 namespace squall::ucx {
@@ -79,6 +80,7 @@ class ucx_transport final : public network_transport {
   void on_arrival_complete(peer& p);
 
  private:
+  void start_send(std::unique_ptr<send_state> s, std::uint32_t flags);
   bool send_frame(peer& p, std::uint32_t kind, std::span<const std::byte> head, std::span<const std::byte> body,
                   std::size_t body_size, const body_writer* write);
   bool progress_once();  // progresses the worker unless another thread is; true if it did work
@@ -100,9 +102,9 @@ class ucx_transport final : public network_transport {
   std::atomic<std::size_t> queued_{0};     // packets arrived whole and not yet released
   std::atomic<std::size_t> incomplete_{0};  // rendezvous packets whose data is still coming
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> closing_{false};  // in shutdown: a peer's failure is no loss any more
   bool arrived_here_ = false;  // the I/O thread's progress took a packet in (under progress_mu_)
-  std::atomic<std::uint32_t> io_bell_{0};
-  std::atomic<bool> io_parked_{false};
+  io_parking parking_;
   std::atomic<bool> io_in_epoll_{false};
   int epoll_fd_ = -1, stop_fd_ = -1, kick_fd_ = -1, worker_fd_ = -1;
   std::thread io_;
