@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The UCX transport's set-up (UCX's context and worker, addresses and tokens exchanged over
+// the job's authenticated connections), liveness and orderly end.
+#include "transport/ucx/ucx_transport.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "common/futex.hpp"
+#include "common/log.hpp"
+#include "transport/tcp/socket_io.hpp"
+#include "transport/ucx/ucx_internal.hpp"
+
+namespace squall::ucx {
+namespace {
+
+std::uint64_t random_token() {
+  std::uint64_t t = 0;
+  while (::getrandom(&t, sizeof t, 0) != static_cast<ssize_t>(sizeof t)) {
+    if (errno != EINTR) fatal("getrandom for a UCX token failed: %s", std::strerror(errno));
+  }
+  return t;
+}
+
+// The UCX transports an endpoint's lanes use ("tcp/lo", "posix/memory", ...), from UCX's
+// own description of the endpoint (UCX 1.13 has no query for them).
+std::set<std::string> lanes_of(ucp_ep_h ep) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  FILE* f = ::open_memstream(&text, &size);
+  std::set<std::string> out;
+  if (f == nullptr) return out;
+  ucp_ep_print_info(ep, f);
+  std::fclose(f);
+  for (const char* p = text; (p = std::strstr(p, "lane[")) != nullptr;) {
+    p = std::strchr(p, ':');
+    if (p == nullptr) break;
+    p = std::strchr(p + 1, ':');  // "lane[0]:  8:posix/memory.0 md[4] ..."
+    if (p == nullptr) break;
+    const char* end = p + 1;
+    while (*end != '\0' && *end != ' ' && *end != '.') ++end;
+    out.emplace(p + 1, end);
+    p = end;
+  }
+  std::free(text);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+ucs_status_t on_am(void* arg, const void* header, std::size_t header_length, void* data, std::size_t length,
+                   const ucp_am_recv_param_t* param) {
+  static_cast<ucx_transport*>(arg)->on_message(header, header_length, data, length, param);
+  return UCS_OK;
+}
+
+void on_ep_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
+  auto* p = static_cast<ucx_transport::peer*>(arg);
+  p->owner->on_peer_error(*p, status);
+}
+
+}  // namespace
+
+ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector<bool>& same_host,
+                             std::size_t max_packet, hooks h, std::int64_t deadline_ns)
+    : me_(me), max_packet_(max_packet), hooks_(std::move(h)) {
+  // A vanished host is noticed within seconds by the kernel's TCP keepalive, as by Squall's
+  // TCP transport (UCX's default waits 10 s before the first probe), unless the user set
+  // these. In the environment, since UCX reads its transports' settings there
+  // (ucp_config_modify takes only its own); before any thread of this node that could read
+  // it runs. (UCX's own keepalive, UCX_KEEPALIVE_INTERVAL, needs the peer's worker to answer:
+  // at 2 s it took a peer busy computing for a lost one.)
+  for (const char* setting : {"UCX_TCP_KEEPIDLE=2s", "UCX_TCP_KEEPINTVL=1s", "UCX_TCP_KEEPCNT=3"}) {
+    const std::string s(setting), name = s.substr(0, s.find('='));
+    ::setenv(name.c_str(), s.substr(name.size() + 1).c_str(), 0);
+  }
+  ucp_config_t* config = nullptr;
+  check(ucp_config_read(nullptr, nullptr, &config), "reading its configuration (UCX_* variables)");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  const ucs_status_t init = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  check(init, "ucp_init");
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_MULTI;
+  check(ucp_worker_create(context_, &wp, &worker_), "ucp_worker_create");
+  ucp_worker_attr_t attr{};
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE | UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER;
+  check(ucp_worker_query(worker_, &attr), "ucp_worker_query");
+  max_header_ = attr.max_am_header;
+  if (attr.thread_mode != UCS_THREAD_MODE_MULTI) {
+    fatal("UCX: this UCX library cannot serve several threads (built without multi-thread support)");
+  }
+  ucp_am_handler_param_t hp{};
+  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG |
+                  UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  hp.id = am_id;
+  hp.cb = on_am;
+  hp.arg = this;
+  hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+  check(ucp_worker_set_am_recv_handler(worker_, &hp), "ucp_worker_set_am_recv_handler");
+  check(ucp_worker_get_efd(worker_, &worker_fd_), "ucp_worker_get_efd");
+
+  exchange_addresses(me, sockets, same_host, deadline_ns);
+
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  kick_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || stop_fd_ < 0 || kick_fd_ < 0) {
+    fatal("cannot create the UCX transport's epoll: %s", std::strerror(errno));
+  }
+  for (int fd : {worker_fd_, stop_fd_, kick_fd_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fatal("epoll_ctl failed: %s", std::strerror(errno));
+  }
+  io_ = std::thread([this] { io_loop(); });
+}
+
+// Over each authenticated socket: our worker address and the token the peer must use, then
+// the peer's; an endpoint to each peer from its address.
+void ucx_transport::exchange_addresses(int me, std::vector<int>& sockets, const std::vector<bool>& same_host,
+                                       std::int64_t deadline_ns) {
+  ucp_address_t* address = nullptr;
+  std::size_t address_length = 0;
+  check(ucp_worker_get_address(worker_, &address, &address_length), "ucp_worker_get_address");
+  peers_.resize(sockets.size());
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    if (sockets[i] < 0) continue;
+    auto p = std::make_unique<peer>();
+    p->owner = this;
+    p->node = static_cast<int>(i);
+    p->token_in = random_token();
+    peers_[i] = std::move(p);
+  }
+  auto fail = [&](std::size_t i, const char* what, tcp::io_result r) {
+    fatal("node %d: exchanging UCX addresses with node %zu: %s %s", me, i, what, tcp::describe(r));
+  };
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    if (sockets[i] < 0) continue;
+    const auto length = static_cast<std::uint32_t>(address_length);
+    std::vector<std::byte> out(sizeof length + address_length + sizeof(std::uint64_t));
+    std::memcpy(out.data(), &length, sizeof length);
+    std::memcpy(out.data() + sizeof length, address, address_length);
+    std::memcpy(out.data() + sizeof length + address_length, &peers_[i]->token_in, sizeof(std::uint64_t));
+    if (auto r = tcp::write_full(sockets[i], out.data(), out.size(), deadline_ns); r != tcp::io_result::done) {
+      fail(i, "sending", r);
+    }
+  }
+  ucp_worker_release_address(worker_, address);
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    if (sockets[i] < 0) continue;
+    std::uint32_t length = 0;
+    if (auto r = tcp::read_full(sockets[i], &length, sizeof length, deadline_ns); r != tcp::io_result::done) {
+      fail(i, "receiving", r);
+    }
+    if (length == 0 || length > max_address_bytes) fatal("node %d: node %zu sent a UCX address of %u bytes", me, i, length);
+    std::vector<std::byte> remote(length);
+    peer& p = *peers_[i];
+    if (auto r = tcp::read_full(sockets[i], remote.data(), length, deadline_ns); r != tcp::io_result::done) {
+      fail(i, "receiving", r);
+    }
+    if (auto r = tcp::read_full(sockets[i], &p.token_out, sizeof p.token_out, deadline_ns); r != tcp::io_result::done) {
+      fail(i, "receiving", r);
+    }
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(remote.data());
+    ep.err_mode = same_host[i] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = on_ep_error;
+    ep.err_handler.arg = &p;
+    check(ucp_ep_create(worker_, &ep, &p.ep), "ucp_ep_create");
+    count(peers_reached);
+  }
+  std::set<std::string> lanes;
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    if (sockets[i] < 0) continue;
+    ::close(sockets[i]);
+    sockets[i] = -1;
+    for (const std::string& l : lanes_of(peers_[i]->ep)) lanes.insert(l);
+  }
+  description_ = "ucx";
+  const char* sep = ": ";
+  for (const std::string& l : lanes) {
+    description_ += sep + l;
+    sep = ", ";
+  }
+}
+
+ucx_transport::~ucx_transport() {
+  stop_io_thread();
+  for (auto& p : peers_) {
+    if (!p || p->ep == nullptr) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(p->ep, &prm);
+    while (r != nullptr && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS) {
+      ucp_worker_progress(worker_);
+    }
+    if (r != nullptr && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
+  }
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+  if (kick_fd_ >= 0) ::close(kick_fd_);
+}
+
+
+std::uint64_t ucx_transport::frames_heard(int node) const { return peers_[node]->heard.load(std::memory_order_relaxed); }
+
+bool ucx_transport::in_use(int node) const {
+  const peer& p = *peers_[node];
+  return !p.said_goodbye.load() && !p.ended.load();
+}
+
+void ucx_transport::say_alive() {
+  for (auto& p : peers_) {
+    if (!p) continue;
+    const std::uint64_t out = p->frames_out.load(std::memory_order_relaxed);
+    if (out == p->frames_out_seen) send_frame(*p, kind_heartbeat, {}, {}, 0, nullptr);
+    p->frames_out_seen = p->frames_out.load(std::memory_order_relaxed);
+  }
+}
+
+void ucx_transport::shutdown(std::int64_t timeout_ns) {
+  closing_.store(true);
+  for (auto& p : peers_) {
+    if (p) send_frame(*p, kind_goodbye, {}, {}, 0, nullptr);
+  }
+  const std::int64_t deadline = now_ns() + timeout_ns;
+  for (auto& p : peers_) {
+    while (p && !p->said_goodbye.load() && !p->ended.load() && now_ns() < deadline) {
+      if (!progress_once()) ::usleep(100);
+    }
+  }
+  // Our goodbye, and everything before it, must have left before the endpoints close.
+  for (auto& p : peers_) {
+    while (p && !p->ended.load() && p->bytes_in_flight.load() != 0 && now_ns() < deadline) {
+      if (!progress_once()) ::usleep(100);
+    }
+  }
+  stopping_.store(true);  // from here a peer's endpoint closing is no loss
+  for (auto& p : peers_) {
+    if (!p || p->ep == nullptr) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_EP_CLOSE_FLAG_FORCE;  // the goodbyes are through: nothing left to flush
+    const ucs_status_ptr_t r = ucp_ep_close_nbx(p->ep, &prm);
+    while (r != nullptr && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS && now_ns() < deadline) {
+      std::lock_guard g(progress_mu_);
+      ucp_worker_progress(worker_);
+    }
+    if (r != nullptr && !UCS_PTR_IS_ERR(r)) {
+      if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(worker_, r);
+      ucp_request_free(r);
+    }
+    p->ep = nullptr;
+  }
+  stop_io_thread();
+}
+
+
+}  // namespace squall::ucx
