@@ -225,7 +225,7 @@ void ucx_transport::on_message(const void* header, std::size_t header_length, vo
     auto* got = static_cast<arrival*>(user_data);
     if (status != UCS_OK) fatal("UCX: receiving a rendezvous message from node %d failed: %s", got->from->node,
                                 ucs_status_string(status));
-    got->from->owner->on_arrival_complete(*got->from);
+    got->from->owner->on_arrival_complete(*got);
     ucp_request_free(request);
   };
   prm.user_data = raw;
@@ -233,20 +233,14 @@ void ucx_transport::on_message(const void* header, std::size_t header_length, vo
   if (UCS_PTR_IS_ERR(r)) {
     fatal("UCX: receiving a rendezvous message from node %d failed: %s", p->node, ucs_status_string(UCS_PTR_STATUS(r)));
   }
-  if (r == nullptr) on_arrival_complete(*p);
+  if (r == nullptr) on_arrival_complete(*raw);
 }
 
-// A rendezvous packet's data arrived: the oldest one not ready is it (UCX completes them in
-// the order they were started on one endpoint), so mark that one.
-void ucx_transport::on_arrival_complete(peer& p) {
+// A rendezvous packet's data arrived: it may now be taken, in its place in the order.
+void ucx_transport::on_arrival_complete(arrival& a) {
   {
-    std::lock_guard g(p.in_mu);
-    for (auto& a : p.arrived) {
-      if (!a->ready) {
-        a->ready = true;
-        break;
-      }
-    }
+    std::lock_guard g(a.from->in_mu);
+    a.ready = true;
   }
   incomplete_.fetch_sub(1, std::memory_order_relaxed);
   queued_.fetch_add(1, std::memory_order_seq_cst);

@@ -77,7 +77,7 @@ class ucx_transport final : public network_transport {
                   const ucp_am_recv_param_t* param);
   void on_send_done(send_state* s);
   void on_peer_error(peer& p, ucs_status_t status);
-  void on_arrival_complete(peer& p);
+  void on_arrival_complete(arrival& a);
 
  private:
   void start_send(std::unique_ptr<send_state> s, std::uint32_t flags);
