@@ -229,7 +229,10 @@ bool ucx_transport::in_use(int node) const {
   return !p.said_goodbye.load() && !p.ended.load();
 }
 
+// The watchdog's thread; never once shutdown began, which closes the endpoints under it.
 void ucx_transport::say_alive() {
+  std::lock_guard g(alive_mu_);
+  if (closing_.load()) return;
   for (auto& p : peers_) {
     if (!p) continue;
     const std::uint64_t out = p->frames_out.load(std::memory_order_relaxed);
@@ -239,7 +242,10 @@ void ucx_transport::say_alive() {
 }
 
 void ucx_transport::shutdown(std::int64_t timeout_ns) {
-  closing_.store(true);
+  {
+    std::lock_guard g(alive_mu_);  // no heartbeat is being sent, and none will be
+    closing_.store(true);
+  }
   for (auto& p : peers_) {
     if (p) send_frame(*p, kind_goodbye, {}, {}, 0, nullptr);
   }

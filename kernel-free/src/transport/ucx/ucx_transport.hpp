@@ -103,6 +103,7 @@ class ucx_transport final : public network_transport {
   std::atomic<std::size_t> incomplete_{0};  // rendezvous packets whose data is still coming
   std::atomic<bool> stopping_{false};
   std::atomic<bool> closing_{false};  // in shutdown: a peer's failure is no loss any more
+  std::mutex alive_mu_;                // heartbeats (the watchdog's thread) against shutdown
   bool arrived_here_ = false;  // the I/O thread's progress took a packet in (under progress_mu_)
   io_parking parking_;
   std::atomic<bool> io_in_epoll_{false};
