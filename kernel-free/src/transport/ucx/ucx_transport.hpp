@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // UCX transport: one UCP worker per node, one endpoint per peer it reaches, packets as UCP
-// active messages (UCX picks eager or rendezvous by size, and the fabric: verbs, RoCE, TCP,
-// shared memory, per UCX_TLS and UCX_NET_DEVICES as for any UCX program).
+// active messages, eager; a bulk transfer whole, by UCX's rendezvous from the caller's buffer
+// (try_send_large). UCX picks the fabric (verbs, RoCE, TCP, shared memory) per UCX_TLS and
+// UCX_NET_DEVICES, as for any UCX program. Built as a module the runtime loads when a job
+// asks for UCX (plugin.hpp); ucx_transport.cpp is the message path, ucx_setup.cpp the rest.
 //
 // Trust: UCX does not authenticate. Endpoints are made from worker addresses exchanged over
 // the job's authenticated TCP connections (tcp/mesh.hpp, which prove the job's secret), and
