@@ -27,6 +27,7 @@
 #include "corpus.hpp"
 #include "squall/apps/checksum.hpp"
 #include "squall/apps/options.hpp"
+#include "squall/apps/phase_timer.hpp"
 
 namespace squall::apps::docindex {
 
@@ -80,6 +81,7 @@ namespace arrays = squall::arrays;
 namespace docindex = squall::apps::docindex;
 using docindex::Totals, docindex::Word, docindex::totals, docindex::vocabulary;
 using squall::apps::Options;
+using squall::apps::seconds_since;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N arrays_docindex [--small] [--documents 4000] [--vocabulary 20000] [--seed 1]\n"
@@ -118,10 +120,6 @@ std::uint64_t checksum(const std::vector<std::string>& vocab, const Totals& t,
     for (const std::uint32_t d : a) sum.add(d);
   }
   return sum.value();
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 int run(Options& options) {

@@ -28,6 +28,7 @@
 #include "grid.hpp"
 #include "squall/apps/checksum.hpp"
 #include "squall/apps/options.hpp"
+#include "squall/apps/phase_timer.hpp"
 
 namespace squall::apps::jacobi {
 
@@ -195,6 +196,7 @@ namespace {
 namespace jacobi = squall::apps::jacobi;
 using namespace squall::apps::jacobi;
 using squall::apps::Options;
+using squall::apps::seconds_since;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N arrays_jacobi [--small] [--grid 512] [--block 64] [--iterations 200]\n"
@@ -204,10 +206,6 @@ constexpr const char* kUsage =
     "  --check-every c   reduce the largest change every c iterations (and after the last)\n"
     "  --migrate-every K move every block to the next node every K iterations (0: never)\n"
     "  --small           64 x 64 grid in blocks of 16, 30 iterations (for tests)\n";
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int run(Options& options) {
   const bool small = options.flag("small");

@@ -35,6 +35,7 @@
 
 #include "mesh.hpp"
 #include "squall/apps/options.hpp"
+#include "squall/apps/phase_timer.hpp"
 
 namespace squall::apps::quadtree {
 
@@ -205,6 +206,7 @@ namespace arrays = squall::arrays;
 namespace quadtree = squall::apps::quadtree;
 using namespace squall::apps::quadtree;
 using squall::apps::Options;
+using squall::apps::seconds_since;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N arrays_quadtree [--small] [--block 8] [--min-level 2] [--max-level 6]\n"
@@ -216,10 +218,6 @@ constexpr const char* kUsage =
     "  --adapt-every a  refine and coarsen before every a-th step\n"
     "  --migrate-every K move every leaf to the next node after every K-th step (0: never)\n"
     "  --small          levels 2 to 4, 80 steps, adapt every 5 (for tests)\n";
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int run(Options& options) {
   const bool small = options.flag("small");

@@ -29,6 +29,7 @@
 #include "scene.hpp"
 #include "squall/apps/checksum.hpp"
 #include "squall/apps/options.hpp"
+#include "squall/apps/phase_timer.hpp"
 
 namespace squall::apps::voxels {
 
@@ -128,6 +129,7 @@ namespace arrays = squall::arrays;
 namespace voxels = squall::apps::voxels;
 using namespace squall::apps::voxels;
 using squall::apps::Options;
+using squall::apps::seconds_since;
 
 constexpr const char* kUsage =
     "usage: squallrun -n N arrays_voxels [--small] [--objects 2000] [--voxels 16] [--steps 40] [--seed 1]\n"
@@ -158,10 +160,6 @@ std::uint64_t checksum(const std::vector<std::vector<Pair>>& steps) {
     for (const Pair& p : pairs) sum.add((static_cast<std::uint64_t>(p.first) << 32) | static_cast<std::uint32_t>(p.second));
   }
   return sum.value();
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 int run(Options& options) {

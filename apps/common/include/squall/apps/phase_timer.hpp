@@ -8,6 +8,11 @@
 
 namespace squall::apps {
 
+// Seconds from t0 to now.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 class PhaseTimer {
  public:
   // Times one interval of a phase from construction to destruction.
