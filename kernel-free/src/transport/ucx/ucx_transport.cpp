@@ -19,18 +19,21 @@ thread_local bool in_io_thread = false;
 
 }  // namespace
 
+// More than in_flight_limit() bytes handed to UCX and not done with refuses a send (counted);
+// the completion that drains it wakes the node, whose engine then retries.
+bool ucx_transport::out_of_room(peer& p) {
+  if (p.bytes_in_flight.load(std::memory_order_relaxed) <= in_flight_limit()) return false;
+  p.want_room.store(true, std::memory_order_seq_cst);
+  // Completions may have drained it meanwhile: look again, or nobody would wake us.
+  if (p.bytes_in_flight.load(std::memory_order_seq_cst) <= in_flight_limit()) return false;
+  count(sends_refused);
+  return true;
+}
+
 bool ucx_transport::send_frame(peer& p, std::uint32_t kind, std::span<const std::byte> head,
                                std::span<const std::byte> body, std::size_t body_size, const body_writer* write) {
   if (p.ended.load(std::memory_order_relaxed)) return true;  // the peer is gone and the job is ending: drop
-  const std::size_t limit = 4 * max_packet_;
-  if (kind == kind_packet && p.bytes_in_flight.load(std::memory_order_relaxed) > limit) {
-    p.want_room.store(true, std::memory_order_seq_cst);
-    // Completions may have drained it meanwhile: look again, or nobody would wake us.
-    if (p.bytes_in_flight.load(std::memory_order_seq_cst) > limit) {
-      count(sends_refused);
-      return false;
-    }
-  }
+  if (kind == kind_packet && out_of_room(p)) return false;
   const std::size_t total = head.size() + body_size;
   const wire_header h{static_cast<std::uint32_t>(me_), kind, p.token_out};
   p.frames_out.fetch_add(1, std::memory_order_relaxed);
@@ -109,7 +112,7 @@ void ucx_transport::on_send_done(send_state* s) {
   const std::size_t left = p.bytes_in_flight.fetch_sub(size, std::memory_order_seq_cst) - size;
   if (s->done != nullptr) s->done(s->ctx);
   delete s;
-  if (left <= 4 * max_packet_ && p.want_room.exchange(false, std::memory_order_seq_cst)) hooks_.wake();
+  if (left <= in_flight_limit() && p.want_room.exchange(false, std::memory_order_seq_cst)) hooks_.wake();
 }
 
 bool ucx_transport::try_send_large(int dest, std::span<const std::byte> head, std::span<const std::byte> data,
@@ -119,13 +122,7 @@ bool ucx_transport::try_send_large(int dest, std::span<const std::byte> head, st
     done(ctx);
     return true;
   }
-  if (p.bytes_in_flight.load(std::memory_order_relaxed) > 4 * max_packet_) {
-    p.want_room.store(true, std::memory_order_seq_cst);
-    if (p.bytes_in_flight.load(std::memory_order_seq_cst) > 4 * max_packet_) {
-      count(sends_refused);
-      return false;
-    }
-  }
+  if (out_of_room(p)) return false;
   auto s = std::make_unique<send_state>();
   s->to = &p;
   s->large_header.resize(sizeof(wire_header) + head.size());

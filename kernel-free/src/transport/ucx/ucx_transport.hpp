@@ -83,6 +83,8 @@ class ucx_transport final : public network_transport {
 
  private:
   void start_send(std::unique_ptr<send_state> s, std::uint32_t flags);
+  std::size_t in_flight_limit() const { return 4 * max_packet_; }
+  bool out_of_room(peer& p);
   bool send_frame(peer& p, std::uint32_t kind, std::span<const std::byte> head, std::span<const std::byte> body,
                   std::size_t body_size, const body_writer* write);
   bool progress_once();  // progresses the worker unless another thread is; true if it did work
