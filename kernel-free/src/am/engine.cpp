@@ -486,11 +486,8 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
   reassembly& r = in_bulk_[src];
   if (offset == 0 && !r.active && bytes.size() >= args_len && bytes.size() - args_len == total) {
     // The whole transfer in one packet (try_send_large): run the handler on it where it lies.
-    const record_header h{target, args_len, static_cast<std::uint32_t>(std::min<std::uint64_t>(total, UINT32_MAX)), 0};
-    const std::vector<std::byte> args(bytes.begin(), bytes.begin() + args_len);  // whole words for the reader
-    run_handler(src, *lookup(src, target), h, args.data(), bytes.subspan(args_len));
-    const std::uint64_t padded_op = op;
-    send(src, bulk_ack_handler, &padded_op, sizeof op, {}, 0);
+    const std::vector<std::byte> args(bytes.begin(), bytes.begin() + args_len);
+    deliver_bulk(src, target, op, args, bytes.subspan(args_len));
     return;
   }
   if (offset == 0) {
@@ -520,10 +517,16 @@ void engine::bulk_fragment(int src, handler_id target, std::uint32_t op, std::ui
   r.active = false;
   auto data = std::move(r.data);
   const auto args = std::move(r.args);
-  const record_header h{r.target, static_cast<std::uint32_t>(args.size()),
-                        static_cast<std::uint32_t>(std::min<std::uint64_t>(r.total, UINT32_MAX)), 0};
-  // Counted like any message of the target handler, then acknowledged (remote completion).
-  run_handler(src, *lookup(src, r.target), h, args.data(), payload(data.get(), r.total));
+  deliver_bulk(src, r.target, op, args, payload(data.get(), r.total));
+}
+
+// A bulk transfer's handler on its data, counted like any message of that handler, then
+// acknowledged (remote completion).
+void engine::deliver_bulk(int src, handler_id target, std::uint32_t op, std::span<const std::byte> args,
+                          payload data) {
+  const record_header h{target, static_cast<std::uint32_t>(args.size()),
+                        static_cast<std::uint32_t>(std::min<std::uint64_t>(data.size(), UINT32_MAX)), 0};
+  run_handler(src, *lookup(src, target), h, args.data(), data);
   const std::uint64_t padded_op = op;  // argument buffers are read in whole words
   send(src, bulk_ack_handler, &padded_op, sizeof op, {}, 0);
 }

@@ -144,6 +144,7 @@ class engine {
   void bulk_fragment(int src, handler_id target, std::uint32_t op, std::uint64_t total,
                      std::uint32_t args_len, std::uint64_t offset, payload bytes);
   void bulk_acked(std::uint32_t op);
+  void deliver_bulk(int src, handler_id target, std::uint32_t op, std::span<const std::byte> args, payload data);
 
   static bool in_handler() { return running_handler_; }
   std::size_t max_packet() const { return max_packet_; }
