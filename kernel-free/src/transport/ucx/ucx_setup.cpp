@@ -78,9 +78,12 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
   // TCP transport (UCX's default waits 10 s before the first probe), unless the user set
   // these. In the environment, since UCX reads its transports' settings there
   // (ucp_config_modify takes only its own); before any thread of this node that could read
-  // it runs. (UCX's own keepalive, UCX_KEEPALIVE_INTERVAL, needs the peer's worker to answer:
-  // at 2 s it took a peer busy computing for a lost one.)
-  for (const char* setting : {"UCX_TCP_KEEPIDLE=2s", "UCX_TCP_KEEPINTVL=1s", "UCX_TCP_KEEPCNT=3"}) {
+  // it runs. UCX's own keepalive is off (UCX_KEEPALIVE_INTERVAL=inf): it needs the peer's worker
+  // to answer, and took peers that were only slow for lost ones ("Endpoint timeout": at a 2 s
+  // interval on one host, and at its default under ThreadSanitizer across simulated hosts);
+  // Squall's watchdog watches the peers' traffic and heartbeats instead (SQUALL_LIVENESS_S).
+  for (const char* setting :
+       {"UCX_TCP_KEEPIDLE=2s", "UCX_TCP_KEEPINTVL=1s", "UCX_TCP_KEEPCNT=3", "UCX_KEEPALIVE_INTERVAL=inf"}) {
     const std::string s(setting), name = s.substr(0, s.find('='));
     ::setenv(name.c_str(), s.substr(name.size() + 1).c_str(), 0);
   }
