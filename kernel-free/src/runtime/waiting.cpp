@@ -14,14 +14,16 @@
 // here), or up to a millisecond when the program had been cycling through many short waits,
 // and later still when the program's computing holds the core the progress thread needs.
 //
-// Nudges: a wait that has had no answer for the linger period therefore wakes the peers
+// Nudges: a wait that has had no answer for 20 us (nudge_after_ns) therefore wakes the peers
 // that linger and have not taken its packets (transport::nudge_peers; whether a node lingers
 // is published on a line of its own, which only such a waiter reads). Woken so, the progress
 // thread serves and goes back to watching, leaving the program counted as polling. Measured
 // on 2 nodes (bench/tsm/README.md, tsm_jacobi): a 2-D Jacobi, whose boundary misses waited up
-// to 4 ms each for a lingering home, took 0.84 of the time; nudging after 15 us every peer
-// with unanswered packets, lingering or not, made RADIX and n-body 1.2-1.3x slower (wake-ups
-// for nothing).
+// to 4 ms each for a lingering home, took 0.84 of the time with nudges after the linger
+// period (50 us), and 0.87 of that after 20 us; nudging after 15 us every peer with
+// unanswered packets, lingering or not, made RADIX and n-body 1.2-1.3x slower (wake-ups for
+// nothing). Spinning on after a nudge rather than sleeping made n-body 1.15x slower (its
+// lock holders ran side by side, and its read misses tripled).
 #include <sched.h>
 #include <unistd.h>
 
@@ -47,6 +49,10 @@ const int progress_lock_busy = stats::counter_slot("progress.lock_busy");  // wo
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
 constexpr std::int64_t max_watch_ns = 1'000'000;        // longest look-away from a lingering thread
+// A wait unanswered this long nudges the peers that linger (at most the linger period). A
+// polling peer answers a miss in under 10 us; a lingering one that computes needs a nudge,
+// and then about an IPI (15-25 us here) more.
+constexpr std::int64_t nudge_after_ns = 20'000;
 
 // Sleeps on the doorbell unless `ready` says there is work. The caller counts as awake
 // before and after. Dekker-style with the sender: we drop out of `awake` and then look at
@@ -325,14 +331,8 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
         spin_until = now + nd.config.wait_spin_ns;
         worked = false;
       }
-      if (nudge_at == 0) nudge_at = nd.config.linger_ns > 0 ? now + nd.config.linger_ns : INT64_MAX;
-      if (now >= nudge_at) {
-        // The nudged peer's answer comes about an IPI later (15-25 us here): spin on for it.
-        // Sleeping now, as the spin period had run out at the same moment, made the answer
-        // wake this thread too (tsm_busy_home's p90 120-150 us; 22-80 us spinning on).
-        nudge();
-        spin_until = std::max(spin_until, now + nd.config.wait_spin_ns);
-      }
+      if (nudge_at == 0) nudge_at = nd.config.linger_ns > 0 ? now + std::min(nd.config.linger_ns, nudge_after_ns) : INT64_MAX;
+      if (now >= nudge_at) nudge();
       if (now >= spin_until) {
         sleep = true;
         break;
