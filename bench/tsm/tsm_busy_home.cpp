@@ -14,6 +14,8 @@
 //   {home,owner}_busy_us   median read miss, server computing
 //   {home,owner}_busy_p90_us
 //   ratio                  owner_busy_us / home_idle_us
+//   wake_busy_floor_us     the floor under a busy miss, outside the library (busy_floor.hpp):
+//   signal_busy_floor_us   a thread woken, or a signal delivered, on a computing processor
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
 
+#include "busy_floor.hpp"
 #include "common/report.hpp"
 
 namespace {
@@ -110,6 +113,9 @@ int main(int argc, char** argv) {
     figures.push_back(mine ? percentile(c.busy_us, 0.9) : 0);
   }
   for (double& x : figures) x = squall::allreduce(x);
+  // Node 0 measures the floor while the other nodes wait in the barrier below.
+  const squall::bench::busy_floor floor = me == 0 ? squall::bench::measure_busy_floor() : squall::bench::busy_floor{};
+  tsm::barrier();
   if (me == 0) {
     squall::bench::figures f;
     for (std::size_t k = 0; k < 2; ++k) {
@@ -119,6 +125,8 @@ int main(int argc, char** argv) {
       f.add(name + "_busy_p90_us", figures[3 * k + 2]);
     }
     f.add("ratio", figures[4] / figures[0]);
+    f.add("wake_busy_floor_us", floor.wake_us);
+    f.add("signal_busy_floor_us", floor.signal_us);
     f.print("tsm_busy_home: 4 KiB read misses, the serving node waiting vs computing (medians)",
             squall::bench::has_flag(argc, argv, "--json"));
   }
