@@ -28,6 +28,7 @@ struct settings {
   bool progress_thread = true;     // SQUALL_PROGRESS_THREAD
   std::int64_t linger_ns = 0;      // SQUALL_LINGER_US: a waiter stays counted as polling
   bool oversubscribed = false;     // more nodes on this host than processors the job may use there
+  bool poke = true;                // SQUALL_POKE: a late waiter pokes computing peers (common/poke.hpp)
   bool lock_bias = true;           // SQUALL_LOCK_BIAS (runtime/node_lock.hpp)
   int quiet_polls = 4;             // SQUALL_QUIET_POLLS (transport/shm/mailbox.hpp)
   bool mailbox_demote = true;      // SQUALL_MAILBOX_DEMOTE (transport/shm/mailbox.hpp)

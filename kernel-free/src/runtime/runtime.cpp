@@ -13,11 +13,13 @@
 #include "collectives/internal.hpp"
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "common/poke.hpp"
 #include "common/process_fence.hpp"
 #include "runtime/binding.hpp"
 #include "runtime/node.hpp"
 #include "runtime/report.hpp"
 #include "runtime/show_config.hpp"
+#include "stats/counters.hpp"
 #include "stats/forms.hpp"
 
 namespace squall {
@@ -51,6 +53,9 @@ settings read_settings(int nodes, int local_nodes, int processors, bool launcher
   // cluster launcher bound keeps the launcher's choice.
   s.bind = env_bool("SQUALL_BIND", local_nodes >= 2 && !s.oversubscribed && !launcher_bound);
   s.progress_thread = env_bool("SQUALL_PROGRESS_THREAD", true);
+  // With more nodes than processors a node's threads queue behind other nodes' anyway, and
+  // waits sleep after 5 us: pokes would only add yields.
+  s.poke = env_bool("SQUALL_POKE", !s.oversubscribed) && s.progress_thread;
   s.stats = stats::parse_forms(std::getenv("SQUALL_STATS"));
   s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
   return s;
@@ -165,6 +170,7 @@ void init(int*, char***) {
   // default with more nodes than cores, where the other threads take the lock often.
   if (nd->config.lock_bias) nd->lock.bias_to_this_thread();
   if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.mailbox_demote);
+  if (nd->config.poke) poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")));
   nd->control().pid.store(getpid());
   nd->control().state.store(shm::running);
   the_node = nd;

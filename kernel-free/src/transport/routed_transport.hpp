@@ -33,6 +33,7 @@ class routed_transport final : public transport {
   bool any_incoming() override { return local_.any_incoming() || remote_.any_incoming(); }
   bool worth_polling() override { return local_.worth_polling() || remote_.any_incoming(); }
   void nudge_peers() override { local_.nudge_peers(); }
+  void poke_stalled_peers() override { local_.poke_stalled_peers(); }
   void node_sleeps() override {
     local_.node_sleeps();
     remote_.node_sleeps();

@@ -45,6 +45,9 @@ class transport {
   // Wakes every peer that has not taken (or not answered) this node's packets, even one that
   // counts as polling: a waiter whose reply is late calls it (runtime/waiting.cpp, nudges).
   virtual void nudge_peers() {}
+  // Gives the processor of every peer whose program computes while this node's packets wait
+  // to that peer's progress thread: a waiter about to sleep calls it (common/poke.hpp).
+  virtual void poke_stalled_peers() {}
   // Optional, where sends_large(dest): one packet of `head` followed by all of `data`, however
   // large, sent without copying `data` (as UCX's rendezvous moves a buffer); `done(ctx)` runs,
   // on any thread, once the transport reads `data` no more. False: no room now (retry later).

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/futex.hpp"
+#include "common/poke.hpp"
 #include "common/process_fence.hpp"
 #include "stats/counters.hpp"
 
@@ -12,6 +13,7 @@ namespace {
 const int doorbells_rung = stats::counter_slot("shm.doorbells_rung");
 const int futex_wakes = stats::counter_slot("shm.futex_wakes");
 const int nudges = stats::counter_slot("shm.nudges");  // doorbells rung for a late reply (nudge_peers)
+const int pokes = stats::counter_slot("shm.pokes");  // peers poked for packets still not taken (poke_stalled_peers)
 const int ring_full = stats::counter_slot("shm.ring_full_retries");  // sends refused for want of room
 const int packets_sent = stats::counter_slot("shm.packets_sent");
 const int bytes_sent = stats::counter_slot("shm.bytes_sent");
@@ -124,6 +126,17 @@ void shm_transport::nudge_peers() {
       futex_wake_all(&c.doorbell);
       stats::counter_at(futex_wakes).fetch_add(1, std::memory_order_relaxed);
     }
+  }
+}
+
+void shm_transport::poke_stalled_peers() {
+  for (const int i : local_) {
+    if (i == me_) continue;
+    if (!out_[i].unread() && out_[i].mail_taken() == mail_[i].sent()) continue;
+    const pid_t pid = job_.control(i).pid.load(std::memory_order_relaxed);
+    if (pid <= 0 || !poke::running(pid)) continue;  // asleep: its processor is free
+    poke::send(pid);
+    stats::bump(stats::counter_at(pokes));
   }
 }
 

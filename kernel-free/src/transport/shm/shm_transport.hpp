@@ -40,6 +40,9 @@ class shm_transport final : public transport {
   // Rings the doorbell of every peer of this host that lingers (job_area.hpp) and has not
   // taken every packet of this node's, from the ring or the mailbox.
   void nudge_peers() override;
+  // Pokes the main thread of every peer of this host that has not taken all of this node's
+  // packets and whose main thread the kernel shows running (common/poke.hpp).
+  void poke_stalled_peers() override;
 
   // Every peer this transport carries packets for has a mailbox lane here (none for this
   // node itself: its mailbox stays unattached, so try_send_mail says no).
