@@ -2,7 +2,7 @@
 // The PARMACS programs of apps/parmacs/ print the same checksum on 2, 4 and 8 nodes (as
 // many processes as nodes) as on one, on the default (thread) fault path, and on 4 nodes on
 // the SIGBUS path and with 8 messages per packet; and with two workers per node as threads,
-// on one node and on two. RadixUnderMultipleWriter (a ctest entry of
+// on one node and on two; and across simulated hosts. RadixUnderMultipleWriter (a ctest entry of
 // its own): radix on 4 nodes with every segment under the multiple-writer protocol
 // (SQUALL_TSM_PROTOCOL) prints the one-node checksum.
 #include <gtest/gtest.h>
@@ -48,6 +48,28 @@ void same_everywhere(const char* program) {
   EXPECT_EQ(run_on(program, 1, "", 2), one) << program << " on one node of 2 threads";
   EXPECT_EQ(run_on(program, 2, "", 2), one) << program << " on 2 nodes of 2 threads";
   EXPECT_EQ(run_on(program, 2, "SQUALL_FAULT_PATH=sigbus", 2), one) << program << " on 2 nodes of 2 threads, SIGBUS path";
+}
+
+// Across simulated hosts (tests/common/loopback_hosts.sh, TCP between them): 2 hosts of one
+// node of 2 workers, and 4 hosts of one node of one. Ports 30300 and up.
+std::string run_on_hosts(const char* program, int hosts, int per_node) {
+  const auto r = run("SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " + LOOPBACK_HOSTS + " " + SQUALLRUN +
+                         " " + std::to_string(hosts) + " 1 30300 " + program + " -p" + std::to_string(hosts * per_node),
+                     300);
+  EXPECT_EQ(r.status, 0) << program << " on " << hosts << " hosts of " << per_node << "\n" << r.output;
+  EXPECT_EQ(r.output.find("DOES NOT"), std::string::npos) << "a program's own check failed\n" << r.output;
+  std::printf("%s %d hosts x %d: %.1f s, %s\n", program, hosts, per_node, r.seconds, checksum_of(r.output).c_str());
+  // Host 0's lines carry its label: "[host 0] checksum: ...".
+  return checksum_of(r.output);
+}
+
+TEST(ParmacsApps, ChecksumsAcrossSimulatedHostsAreTheOneNodeChecksums) {
+  for (const char* program : {SOR, RADIX, NBODY, FFT, LU}) {
+    const std::string one = run_on(program, 1);
+    ASSERT_FALSE(one.empty()) << program << " printed no checksum";
+    EXPECT_EQ(run_on_hosts(program, 2, 2), one) << program << " on 2 hosts of 2 workers";
+    EXPECT_EQ(run_on_hosts(program, 4, 1), one) << program << " on 4 hosts of 1 worker";
+  }
 }
 
 TEST(ParmacsApps, SorChecksumIsTheOneNodeChecksum) { same_everywhere(SOR); }
