@@ -15,7 +15,9 @@
 // The handler only yields (async-signal-safe; the program may be anywhere, in the allocator
 // too, so it serves nothing itself). A poke goes to a thread the kernel shows running, so
 // that a program asleep in a system call is not interrupted (where SA_RESTART does not apply,
-// nanosleep and poll, it would return early). SIGURG is ignored by default: a process
+// nanosleep and poll, it would return early). The look and the signal are two steps: a
+// thread that enters such a call in the microseconds between them still sees EINTR (a test
+// that slept right after leaving a barrier did, in 1 run of 10). SIGURG is ignored by default: a process
 // without the handler installed yet, or any more, ignores it. A handler the program had
 // installed still runs after the yield; one it installs later replaces this one (pokes then
 // no longer help, and harm nothing).
