@@ -18,6 +18,9 @@ void finalize();
 bool initialized();  // true between init and finalize
 int node();          // this node's id, 0..nodes()-1
 int nodes();         // number of nodes in the job
+// Processors this node may use: its share of the ones the job may use on its host (those it
+// is bound to, when bound), at least 1. With more nodes on the host than processors, 1.
+int processors();
 
 // RAII form: init in the constructor, finalize in the destructor.
 class runtime {

@@ -38,7 +38,7 @@ constexpr variable table[] = {
     {"SQUALL_TSM_PROTOCOL", libtsm, "stache"},
     {"SQUALL_PARMACS_LOCKS", libtsm, "65536"},
     {"SQUALL_PARMACS_OBJECTS", libtsm, "65536"},
-    {"SQUALL_WORKERS_PER_NODE", libtsm, "1"},
+    {"SQUALL_WORKERS_PER_NODE", libtsm, "the node's processors"},
     {"SQUALL_GRACE", squallrun, "3"},
     {"SQUALL_LABEL", squallrun, "0"},
     {"SQUALL_HOST_INDEX", squallrun, "the listed address that belongs to this machine"},

@@ -39,6 +39,7 @@ struct settings {
 
 struct node_runtime {
   int me = 0, n = 1;
+  int processors = 1;  // squall::processors()
   settings config;
   shm::job_area job;
   std::unique_ptr<boot::pmix_job> pmix;  // started by a PMIx launcher (mpirun) instead of squallrun

@@ -2,6 +2,7 @@
 // squall::init / finalize: attach to the job squallrun made, or bootstrap through the
 // cluster launcher's PMIx server (mpirun), or make a one-node job; read the configuration,
 // connect the transports, start the progress thread.
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,6 +93,13 @@ shm::job_area attach_job(int& me, int& n) {
 // stop the runtime's threads before static destructors run under their feet. squallrun
 // (or, under a PMIx launcher, the other nodes' watchdogs) reports the node as lost, since
 // it never finalized.
+// The processors this process may run on (its affinity mask), at least 1.
+int processors_allowed() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
 void stop_at_exit() {
   if (current_phase.load() != phase::running) return;
   stop_watchdog(*the_node);
@@ -146,6 +154,7 @@ void init(int*, char***) {
   };
   if (local_nodes >= 2 || env_bool("SQUALL_SHOW_CONFIG", false)) find_host();
   nd->config = read_settings(nd->n, local_nodes, host.topology ? host.count() : local_nodes, host.launcher_bound);
+  nd->processors = std::max(1, (host.topology ? host.count() : processors_allowed()) / local_nodes);
   check_report_file(*nd);
   // Before the runtime starts any thread, so that they share the node's processors.
   if (nd->config.bind) {
@@ -204,5 +213,6 @@ void finalize() {
 bool initialized() { return rt::current() != nullptr; }
 int node() { return rt::require("squall::node").me; }
 int nodes() { return rt::require("squall::nodes").n; }
+int processors() { return rt::require("squall::processors").processors; }
 
 }  // namespace squall

@@ -8,8 +8,9 @@
  * The model (README, "PARMACS"): before main, every node starts the runtime (the
  * constructor MAIN_ENV defines); the program's data and bss become TSM memory homed at node
  * 0, and nodes other than 0 wait to be given a function by CREATE. Node 0 runs main. A node
- * runs up to SQUALL_WORKERS_PER_NODE workers (1 by default) as threads sharing its memory in
- * hardware; CREATE fills node 0 first, then node 1, and so on. Every
+ * runs up to SQUALL_WORKERS_PER_NODE workers (by default as many as it has processors,
+ * squall::processors()) as threads sharing its memory in hardware; CREATE fills node 0
+ * first, then node 1, and so on. Every
  * node has the same address-space layout (the runtime restarts the program once with
  * address randomisation off), so pointers into G_MALLOC memory and into the globals mean
  * the same everywhere. Memory is sequentially consistent with one worker per node; with

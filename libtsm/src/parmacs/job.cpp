@@ -4,10 +4,11 @@
 // at node 0's exit every node stops together.
 //
 // Workers are threads: a node runs up to SQUALL_WORKERS_PER_NODE of them (main counts on
-// node 0), which share the node's copy of the memory through the hardware, as threads do.
-// CREATE fills node 0 first, then node 1, and so on (as ArgoDSM places its threads); with
-// one worker per node (the default, the papers' setting) every worker is its own coherence
-// domain. A worker has a slot, node * per_node + k; node 0 keeps which slots run a function,
+// node 0; by default the node's processors), which share the node's copy of the memory
+// through the hardware, as threads do. CREATE fills node 0 first, then node 1, and so on (as
+// ArgoDSM places its threads); with one worker per node (SQUALL_WORKERS_PER_NODE=1, or one
+// node per processor: squallrun -n P on a host of P) every worker is its own coherence
+// domain, the papers' setting. A worker has a slot, node * per_node + k; node 0 keeps which slots run a function,
 // and a worker tells it when its function returns. WAIT_FOR_END waits for all of them,
 // whatever its argument (forms differ on whether it counts main).
 //
@@ -189,11 +190,13 @@ void start_worker(long k) {
   std::exit(0);
 }
 
-// SQUALL_WORKERS_PER_NODE: how many workers (threads) CREATE starts on a node. Another
-// protocol than stache keeps one: the release-consistent ones keep per-node state that their
-// hooks change without a lock.
+// SQUALL_WORKERS_PER_NODE: how many workers (threads) CREATE starts on a node; by default as
+// many as the node has processors (squall::processors()), so that the workers of one host
+// share its memory in hardware. Another protocol than stache keeps one: the
+// release-consistent ones keep per-node state that their hooks change without a lock.
 long configured_workers_per_node(std::string_view protocol) {
-  const auto w = static_cast<long>(tsm::detail::env_number("SQUALL_WORKERS_PER_NODE", 1, 1, 1024, "a count"));
+  const auto fallback = static_cast<std::uint64_t>(protocol == "stache" ? squall::processors() : 1);
+  const auto w = static_cast<long>(tsm::detail::env_number("SQUALL_WORKERS_PER_NODE", fallback, 1, 1024, "a count"));
   if (w > 1 && protocol != "stache") {
     fail("SQUALL_WORKERS_PER_NODE=%ld: the %.*s protocol runs one worker per node; unset one of them", w,
          static_cast<int>(protocol.size()), protocol.data());

@@ -4,6 +4,7 @@
 // must end the job with a message, not hang; standard output lines kept whole; standard
 // input reaching main.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cstdio>
 #include <sstream>
@@ -17,8 +18,26 @@ namespace {
 using squall::test::count_of;
 using squall::test::run;
 
+// One worker per node unless `env` says otherwise (by default a node takes as many as it has
+// processors, which depends on the machine).
 std::string job(int nodes, const std::string& args, const std::string& env = "") {
-  return env + " " + SQUALLRUN + " -n " + std::to_string(nodes) + " " + MACROS + " " + args;
+  const std::string workers = env.find("SQUALL_WORKERS_PER_NODE") == std::string::npos ? "SQUALL_WORKERS_PER_NODE=1 " : "";
+  return workers + env + " " + SQUALLRUN + " -n " + std::to_string(nodes) + " " + MACROS + " " + args;
+}
+
+// By default CREATE starts as many workers on a node as it has processors
+// (squall::processors()), as threads: a program asking for that many runs on one node, and
+// one more is refused with the count in the message.
+TEST(Parmacs, ByDefaultANodeTakesAWorkerPerProcessor) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const int processors = CPU_COUNT(&set);
+  const std::string one_node = std::string(SQUALLRUN) + " -n 1 " + MACROS + " -p ";
+  const auto fits = run(one_node + std::to_string(processors), 120);
+  EXPECT_EQ(fits.status, 0) << fits.output;
+  const auto over = run(one_node + std::to_string(processors + 1), 60);
+  EXPECT_NE(over.status, 0) << over.output;
+  EXPECT_EQ(count_of(over.output, "(1 node(s), " + std::to_string(processors) + " worker(s) per node)"), 1) << over.output;
 }
 
 TEST(Parmacs, EveryMacroFromOneToEightNodes) {
