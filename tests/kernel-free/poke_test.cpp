@@ -63,16 +63,15 @@ TEST(Pokes, AComputingPeerIsPokedWhileItHasNotTakenTheRequest) {
   const poke_counts after = counts_now();
   squall::barrier();
   EXPECT_EQ(served.load(), me == 1 ? 1 : 0);
-  // Node 0's pokes to node 1, and those node 1 took in its lock; a poke pending when the next
-  // arrives is taken once (SIGURG does not queue). (Pokes in the barrier after may go either
-  // way, so each side counts its own window only.)
+  // Node 0's pokes to node 1, and those node 1 took in its lock. Not compared with each other:
+  // a poke pending when the next arrives is taken once (SIGURG does not queue), and one sent
+  // in the barrier before may be taken in this window (ThreadSanitizer defers signals).
   const double mine = static_cast<double>(me == 0 ? after.sent - before.sent : after.taken - before.taken);
   const auto sent = static_cast<std::uint64_t>(squall::allreduce(me == 0 ? mine : 0.0));
   const auto taken = static_cast<std::uint64_t>(squall::allreduce(me == 1 ? mine : 0.0));
   if (pokes_on()) {
     EXPECT_GE(sent, 1u);
     EXPECT_GE(taken, 1u);
-    EXPECT_LE(taken, sent);
   } else {
     EXPECT_EQ(sent, 0u);
     EXPECT_EQ(taken, 0u);
