@@ -313,6 +313,34 @@ TEST(ActiveMessages, ProgressWhileComputing) {
   squall::barrier();
 }
 
+// Over the network (--transport tcp or ucx), a request to a computing node is handled by the
+// network's I/O thread as soon as it took it in, not after waking the progress thread.
+TEST(ActiveMessages, NetworkArrivalsAreHandledByTheIoThreadWhileComputing) {
+  const char* transport = std::getenv("SQUALL_TRANSPORT");
+  if (transport == nullptr || (std::string(transport) != "tcp" && std::string(transport) != "ucx")) {
+    GTEST_SKIP() << "no peer over the network (SQUALL_TRANSPORT is not tcp or ucx)";
+  }
+  const int me = squall::node();
+  if (squall::nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  served.store(0);
+  squall::barrier();
+  const std::uint64_t before = squall::stats::take().get("progress.handled_by_io_thread");
+  if (me == 0) {
+    // Node 1 computes by then, and its progress thread has gone to sleep.
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50)) {
+    }
+    EXPECT_EQ(am::call<on_serve>(1, 5), 6);
+  } else if (me == 1) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (served.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+    }
+    EXPECT_EQ(served.load(), 1);
+    EXPECT_GE(squall::stats::take().get("progress.handled_by_io_thread") - before, 1u);
+  }
+  squall::barrier();
+}
+
 // ---- deferred calls: run once, at or after their deadline, by the progress thread while
 // the program computes without entering the library.
 std::atomic<int> deferred_ran{0};

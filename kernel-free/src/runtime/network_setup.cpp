@@ -161,6 +161,7 @@ void setup_transports(node_runtime& nd) {
   auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, deadline - now_ns());
   node_runtime* self = &nd;
   const network_hooks hooks{[self] { self->shm->ring_doorbell(self->me); },
+                            [self] { return serve_arrivals(*self); },
                             [self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
                             &nd.control().awake};
   if ((forced == network::none ? between_hosts() : forced) == network::ucx) {

@@ -53,6 +53,8 @@ struct node_runtime {
   node_lock lock;
   std::thread progress;
   std::atomic<bool> stopping{false};
+  // Set once the engine runs: before, a network I/O thread only wakes the node (serve_arrivals).
+  std::atomic<bool> engine_running{false};
   // Program threads asleep in a wait (waiting.cpp), each with its condition: a thread that
   // handles messages, or changes what they wait for (am::wake_waiters), tests their
   // conditions and rings the doorbell when one holds. The list is under the node lock.
@@ -103,6 +105,9 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
 // wait, and wakes them if one now holds. The engine calls it after every poll that handled
 // packets (runtime.cpp sets that up), am::wake_waiters on request.
 void wake_sleeping_waiters(node_runtime& nd);
+// From a network transport's I/O thread that took packets in: handles them if the node lock
+// is free (network_hooks::serve); false if it was taken.
+bool serve_arrivals(node_runtime& nd);
 void start_progress_thread(node_runtime& nd);
 void stop_progress_thread(node_runtime& nd);
 

@@ -185,6 +185,7 @@ void init(int*, char***) {
   the_node = nd;
   current_phase.store(phase::running);
   running_node.store(nd, std::memory_order_release);
+  nd->engine_running.store(true, std::memory_order_release);
   start_progress_thread(*nd);
   if (started_by_squallrun() || nd->pmix) {
     nd->launcher = getppid();

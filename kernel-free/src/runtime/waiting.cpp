@@ -55,6 +55,7 @@ const int progress_yields = stats::counter_slot("progress.yields");  // watching
 const int progress_polls = stats::counter_slot("progress.packets_handled");
 const int timed_flushes = stats::counter_slot("progress.timed_flushes");
 const int progress_lock_busy = stats::counter_slot("progress.lock_busy");  // work, but the node lock was taken
+const int io_thread_handled = stats::counter_slot("progress.handled_by_io_thread");  // serve_arrivals
 
 constexpr std::int64_t idle_timeout_ns = 100'000'000;   // re-check for a lost node this often
 constexpr std::int64_t unsent_timeout_ns = 1'000'000;   // send aggregated leftovers this soon
@@ -396,6 +397,19 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   if (leave_wait(nd, slept)) return;
   // Messages whose senders saw us awake and did not ring: handle them now.
   nd.engine->poll();
+}
+
+bool serve_arrivals(node_runtime& nd) {
+  // A thread of the node that polls handles them itself: taking the lock from under it would
+  // cost it the lock's bias (a TCP ping-pong 10-20 -> 21-33 us a round trip).
+  if (!nd.engine_running.load(std::memory_order_acquire) || nd.control().awake.load(std::memory_order_seq_cst) != 0) {
+    return false;
+  }
+  if (!nd.lock.try_lock()) return false;
+  const std::size_t handled = nd.engine->poll();
+  nd.lock.unlock();
+  if (handled != 0) stats::counter_at(io_thread_handled).fetch_add(handled, std::memory_order_relaxed);
+  return true;
 }
 
 void wake_sleeping_waiters(node_runtime& nd) {

@@ -254,7 +254,10 @@ void tcp_transport::read_available(connection& c) {
     std::lock_guard g(c.read_mu);
     packets = drain_socket(c);
   }
-  if (packets != 0) hooks_.wake();
+  if (packets != 0) {
+    hooks_.serve();
+    hooks_.wake();
+  }
 }
 
 // Readiness first, with one poll() over the connections: poll reads it without the socket

@@ -310,7 +310,10 @@ void ucx_transport::io_loop() {
       }
       armed = ucp_worker_arm(worker_);
     }
-    if (arrived_here_) hooks_.wake();  // packets this thread took in: the node must run them
+    if (arrived_here_) {  // packets this thread took in: run them, and wake the node to go on
+      hooks_.serve();
+      hooks_.wake();
+    }
     if (armed == UCS_ERR_BUSY) continue;  // more arrived meanwhile
     check(armed, "ucp_worker_arm");
     io_in_epoll_.store(true, std::memory_order_seq_cst);
