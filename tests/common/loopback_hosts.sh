@@ -27,9 +27,12 @@ for ((k = 0; k < hosts; ++k)); do
   pids+=($!)
 done
 status=0
-for pid in "${pids[@]}"; do
-  wait "$pid"
+for k in "${!pids[@]}"; do
+  wait "${pids[$k]}"
   s=$?
-  if [ $status -eq 0 ] && [ $s -ne 0 ]; then status=$s; fi
+  if [ $s -ne 0 ]; then
+    echo "loopback_hosts: host $k exited with status $s" >&2
+    if [ $status -eq 0 ]; then status=$s; fi
+  fi
 done
 exit $status
