@@ -53,8 +53,6 @@ struct node_runtime {
   node_lock lock;
   std::thread progress;
   std::atomic<bool> stopping{false};
-  // Set once the engine runs: before, a network I/O thread only wakes the node (serve_arrivals).
-  std::atomic<bool> engine_running{false};
   // Program threads asleep in a wait (waiting.cpp), each with its condition: a thread that
   // handles messages, or changes what they wait for (am::wake_waiters), tests their
   // conditions and rings the doorbell when one holds. The list is under the node lock.

@@ -89,10 +89,6 @@ shm::job_area attach_job(int& me, int& n) {
   return job;
 }
 
-// A program that exits without finalize (exit() in the middle, or returning from main):
-// stop the runtime's threads before static destructors run under their feet. squallrun
-// (or, under a PMIx launcher, the other nodes' watchdogs) reports the node as lost, since
-// it never finalized.
 // The processors this process may run on (its affinity mask), at least 1.
 int processors_allowed() {
   cpu_set_t set;
@@ -100,6 +96,10 @@ int processors_allowed() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+// A program that exits without finalize (exit() in the middle, or returning from main):
+// stop the runtime's threads before static destructors run under their feet. squallrun
+// (or, under a PMIx launcher, the other nodes' watchdogs) reports the node as lost, since
+// it never finalized.
 void stop_at_exit() {
   if (current_phase.load() != phase::running) return;
   stop_watchdog(*the_node);
@@ -185,7 +185,6 @@ void init(int*, char***) {
   the_node = nd;
   current_phase.store(phase::running);
   running_node.store(nd, std::memory_order_release);
-  nd->engine_running.store(true, std::memory_order_release);
   start_progress_thread(*nd);
   if (started_by_squallrun() || nd->pmix) {
     nd->launcher = getppid();

@@ -402,7 +402,8 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
 bool serve_arrivals(node_runtime& nd) {
   // A thread of the node that polls handles them itself: taking the lock from under it would
   // cost it the lock's bias (a TCP ping-pong 10-20 -> 21-33 us a round trip).
-  if (!nd.engine_running.load(std::memory_order_acquire) || nd.control().awake.load(std::memory_order_seq_cst) != 0) {
+  // Before the engine runs (and after finalize), waking the node is all there is to do.
+  if (running_node.load(std::memory_order_acquire) != &nd || nd.control().awake.load(std::memory_order_seq_cst) != 0) {
     return false;
   }
   if (!nd.lock.try_lock()) return false;
