@@ -19,7 +19,12 @@ echo "misses: initial $initial, partition1 $partition1, reduction $reduction;" \
   "lock acquires: partition1 $partition1_locks, reduction $reduction_locks"
 fail() { echo "FAILED: $1"; exit 1; }
 (( initial > 2 * partition1 )) || fail "RCB (partition1) should cut the block partition's misses at least in half"
-(( partition1 > 4 * reduction )) || fail "the reduction should cut partition1's misses at least fourfold"
+# Most of partition1's misses are its locked updates of the same few boundary blocks by both
+# nodes, so how many depends on how the nodes' edge loops overlap: 1024-2875 with two busy loops
+# beside the run, 1799-3801 quiet, 4300-4950 with both nodes on one CPU, against the reduction's
+# 397-408 in every setting (2026-11-27; a loaded CI run gave 1547 against 397). Twofold is the
+# paper's direction with room for that spread.
+(( partition1 > 2 * reduction )) || fail "the reduction should cut partition1's misses at least in half"
 (( partition1_locks > 0 )) || fail "partition1 should lock its external nodes"
 (( reduction_locks == 0 )) || fail "the reduction takes no locks"
 echo "ok"
