@@ -92,6 +92,12 @@ struct segment_options {
   // Ranges (ascending, disjoint) whose stores to ReadOnly blocks are recorded instead of
   // faulting: see segment::take_written.
   std::span<const block_range> recorded_writes = {};
+  // Bytes (0: off): before a fault on an Invalid block is served, and before the node lock,
+  // the pages of the aligned run of this many bytes around it are put in the page cache (zero
+  // where never written; bytes there are kept). For a protocol that maps a whole run at its
+  // first fault: the pages are then zeroed by the faulting thread, not under the node lock
+  // while the node's other threads wait. Rounded to whole blocks.
+  std::size_t fill_around_faults = 0;
 };
 
 // A handle to a segment (two words, copyable). Every operation on a freed segment throws

@@ -15,6 +15,8 @@ inline const int pages_mapped_on_touch = stats::counter_slot("memory.mapped_on_t
 // one read of a block already woken, reports for a segment being freed or freed), and reports
 // read before a free began, whose page is woken instead (thread_path.cpp).
 inline const int reports_not_served = stats::counter_slot("memory.reports_not_served");
+// Runs of pages filled around a fault before it was served (segment_options::fill_around_faults).
+inline const int fills_around = stats::counter_slot("memory.fills_around");
 inline const int tag_changes = stats::counter_slot("memory.tag_changes");
 inline const int installs = stats::counter_slot("memory.installs");
 // Recorded writes (write_recording.hpp): PAGEMAP_SCAN calls, and ReadOnly blocks they found

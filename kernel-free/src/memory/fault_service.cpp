@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "common/futex.hpp"
@@ -96,6 +97,11 @@ void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
           b, static_cast<void*>(s.app), tag_name(s.tags[b].load(std::memory_order_acquire)));
   }
   refuse_fault_under_node_lock(faulter, s, b, write);
+  if (s.fill_blocks > 1 && s.tags[b].load(std::memory_order_acquire) == tag::invalid) {
+    const block_index first = b - b % s.fill_blocks;
+    fill_pages(s, first, std::min(s.fill_blocks, s.blocks - first));
+    count(fills_around);
+  }
   fault_guard guard;  // first: a handler that ran meanwhile may have raised the tag
   const tag before = s.tags[b].load(std::memory_order_acquire);
   const int uffd = s.uffd_of(b);

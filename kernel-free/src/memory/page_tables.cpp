@@ -54,6 +54,13 @@ const char* tag_name(tag t) {
   return "ReadWrite";
 }
 
+// fallocate allocates the pages; shmem zeroes each at its first use, the mapping. (Populating
+// the protocol view instead, MADV_POPULATE_WRITE, zeroes them here but maps every page twice:
+// PARMACS RADIX on one node of 2 workers took 1.31x pthreads' sort time that way, 1.11x this.)
+void fill_pages(const segment_state& s, block_index b, std::size_t count) {
+  (void)::fallocate(s.memfd, 0, static_cast<off_t>(s.offset_of(b)), static_cast<off_t>(count * s.block_size));
+}
+
 void map_block(int uffd, const segment_state& s, block_index b, bool write_protected) {
   map_blocks(uffd, s, b, 1, write_protected);
 }

@@ -252,6 +252,7 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
   s.generation = l.next_generation++;
   s.uffd = l.uffd.fd;
   s.recording_uffd = l.recorder.uffd;
+  s.fill_blocks = options.fill_around_faults / block_size;
   s.recorded.clear();
   if (l.recorder.active()) s.recorded.assign(options.recorded_writes.begin(), options.recorded_writes.end());
   map_views(s, address, s.adopted);

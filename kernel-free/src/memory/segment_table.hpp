@@ -30,6 +30,7 @@ struct segment_state {
   // whose stores to ReadOnly blocks the kernel records: write_recording.hpp).
   int uffd = -1, recording_uffd = -1;
   std::vector<block_range> recorded;
+  std::size_t fill_blocks = 0;  // segment_options::fill_around_faults, in blocks (0, 1: off)
   bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;
   home_kind homes = home_kind::round_robin;

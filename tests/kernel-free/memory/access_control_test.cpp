@@ -3,6 +3,7 @@
 // fault path SQUALL_FAULT_PATH selects.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,6 +58,48 @@ class AccessControl : public ::testing::Test {
   memory::testing::raise_only proto;
   memory::segment seg;
 };
+
+// The bytes of memory the segment of `bytes` bytes has allocated (its memfd's blocks), found
+// among this process's memfds by name and size.
+std::size_t allocated_bytes_of_segment(std::size_t bytes) {
+  std::size_t found = 0, allocated = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    struct stat st{};
+    if (ec || target.find("memfd:squall-segment") == std::string::npos || ::stat(fd.path().c_str(), &st) != 0 ||
+        static_cast<std::size_t>(st.st_size) != bytes) {
+      continue;
+    }
+    ++found;
+    allocated = static_cast<std::size_t>(st.st_blocks) * 512;
+  }
+  EXPECT_EQ(found, 1u) << "segments of " << bytes << " bytes";
+  return allocated;
+}
+
+// segment_options::fill_around_faults: a fault on an Invalid block first allocates the pages
+// of its aligned run, zero where nothing was written and keeping what was; a fault on an
+// allowed block fills nothing.
+TEST_F(AccessControl, AFaultFillsTheAlignedRunAroundItFirst) {
+  constexpr std::size_t kBlocks = 1024, kRun = 512;
+  seg = memory::allocate(kBlocks * page, {.block_size = page,
+                                          .handler = &proto,
+                                          .initial = tag::invalid,
+                                          .fill_around_faults = kRun * page});
+  seg.protocol_view(kRun + 100)[7] = std::byte{0xab};  // written before any fault
+  EXPECT_EQ(allocated_bytes_of_segment(kBlocks * page), page);
+  counter_delta d;
+  touch_write(at(kRun + 88));
+  EXPECT_EQ(d("memory.fills_around"), 1u);
+  EXPECT_EQ(allocated_bytes_of_segment(kBlocks * page), kRun * page);  // blocks kRun to kBlocks
+  touch_write(at(kRun + 88, 1));  // allowed: no fault, no fill
+  EXPECT_EQ(d("memory.fills_around"), 1u);
+  EXPECT_EQ(static_cast<int>(*at(kRun + 100, 7)), 0xab);  // a read fault; the byte kept
+  EXPECT_EQ(static_cast<int>(*at(kRun + 101, 7)), 0);
+  EXPECT_EQ(d("memory.fills_around"), 3u);
+  EXPECT_EQ(proto.reads.load() + proto.writes.load(), 3);
+}
 
 TEST_F(AccessControl, ScriptedSequenceFaultsExactly) {
   allocate(4);
