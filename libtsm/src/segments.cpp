@@ -121,7 +121,8 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
                                             .homes = opt.homes,
                                             .handler = a.blocks.get(),
                                             .initial = memory::tag::invalid,
-                                            .recorded_writes = recorded};
+                                            .recorded_writes = recorded,
+                                            .fill_around_faults = detail::stache::alone_chunk_bytes()};
   a.seg = adopted != nullptr ? memory::adopt(adopted, blocks * opt.block_size, segment_opt)
                              : memory::allocate(blocks * opt.block_size, segment_opt);
   a.shared = adopted != nullptr;

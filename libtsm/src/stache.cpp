@@ -2,6 +2,7 @@
 #include "stache.hpp"
 
 #include "env.hpp"
+#include "protocol/binding.hpp"
 
 #include <algorithm>
 
@@ -12,6 +13,13 @@ namespace squall::tsm::detail {
 namespace {
 
 bool allows(tag t, bool write) { return write ? t == tag::read_write : t != tag::invalid; }
+
+// The blocks of s bound to the same protocol as b (tsm::alloc_bound, tsm::bind): what the
+// home may take ahead of a fault on b.
+std::pair<block_index, block_index> range_of(segment s, block_index b) {
+  const auto* bound = dynamic_cast<const binding*>(s.bound_protocol());
+  return bound != nullptr ? bound->range_of(b) : std::pair<block_index, block_index>{0, s.blocks()};
+}
 
 stats::counter invalidations_held_total("tsm.invalidations_held");
 
@@ -75,13 +83,18 @@ void stache::release_hold() {
 
 stache::stache() = default;
 
-void stache::attach(block_index first, block_index end, std::size_t) {
+void stache::attach(block_index first, block_index end, std::size_t block_size) {
+  chunk_blocks_ = std::max<std::size_t>(1, alone_chunk_bytes() / block_size);
   const auto n = static_cast<std::size_t>(squall::nodes());
   dir_ = home_directory(first, end, squall::nodes(), n * (fetch_window + 1));
   first_ = first;
   fetching_.assign(end - first, 0);
   exclusive_.assign(end - first, 0);
   granting_exclusive_.assign(end - first, 0);
+}
+
+std::size_t stache::alone_chunk_bytes() {
+  return squall::nodes() == 1 && claim_window() > 1 ? std::size_t{2} << 20 : 0;
 }
 
 std::size_t stache::state_bytes_per_block() {
@@ -190,7 +203,12 @@ void stache::grant(segment s, block_index b) {
 void stache::claim_ahead(segment s, block_index b) {
   std::size_t window = claim_window();
   const int me = squall::node();
-  if (window <= 1 || b == first_ || s.tag_of(b - 1) == tag::invalid) return;
+  if (window <= 1) return;
+  if (chunk_blocks_ > 1) {
+    claim_chunk(s, b);
+    return;
+  }
+  if (b == first_ || s.tag_of(b - 1) == tag::invalid) return;
   // A sweep that faults where its last window ended takes twice as many next time, up to 64
   // windows, as the kernel's readahead grows: a home that fills a large array pays a fault
   // per 1024 blocks, not per 16 (PARMACS radix on one node of 2 workers: 1.25 of pthreads'
@@ -207,7 +225,8 @@ void stache::claim_ahead(segment s, block_index b) {
   }
   at->size = window;
   block_index end = b + 1;
-  for (; end < first_ + fetching_.size() && end < b + window; ++end) {
+  const block_index range_end = std::min(first_ + fetching_.size(), range_of(s, b).second);
+  for (; end < range_end && end < b + window; ++end) {
     if (s.tag_of(end) != tag::invalid || dir_.busy(end) || !dir_.held_by_nobody(end) || fetching_[end - first_] != 0 ||
         s.home(end) != me) {
       break;
@@ -218,6 +237,33 @@ void stache::claim_ahead(segment s, block_index b) {
   if (end == b + 1) return;
   s.set_tags(b + 1, end, tag::read_write);
   claimed_.add(end - b - 1);
+}
+
+// A node alone in its job is home to every block and nobody will ever ask it for one, so a
+// fault on fresh memory takes every fresh block of the aligned 2 MiB chunk around it at once,
+// as a transparent huge page would: a program that fills an array in scattered order (RADIX's
+// sort) faults once a chunk, not once a block or sweep. The memory layer has put the chunk's
+// pages in the page cache before the node lock (segment_options::fill_around_faults), so
+// mapping them here zeroes nothing.
+void stache::claim_chunk(segment s, block_index b) {
+  // Only blocks of the range b is in: stache runs them, and tsm::bind refuses the range now.
+  const auto [range_first, range_end] = range_of(s, b);
+  const block_index begin = std::max({first_, range_first, b - b % chunk_blocks_});
+  const block_index end = std::min({first_ + fetching_.size(), range_end, b - b % chunk_blocks_ + chunk_blocks_});
+  auto fresh = [&](block_index c) {
+    return c != b && s.tag_of(c) == tag::invalid && !dir_.busy(c) && dir_.held_by_nobody(c) && fetching_[c - first_] == 0;
+  };
+  for (block_index run = begin; run < end;) {
+    if (!fresh(run)) {
+      ++run;
+      continue;
+    }
+    block_index after = run;
+    for (; after < end && fresh(after); ++after) dir_.set_owner(after, squall::node());
+    s.set_tags(run, after, tag::read_write);
+    claimed_.add(after - run);
+    run = after;
+  }
 }
 
 // --- cache side ---

@@ -24,6 +24,9 @@ class stache final : public tsm::protocol {
   // The bytes a node keeps per block of a segment (its directory entry here, the memory
   // layer's tag), for checking a size before anything is built.
   static std::size_t state_bytes_per_block();
+  // Alone in its job, a node takes fresh memory in aligned chunks of this many bytes at its
+  // first fault there (0: with other nodes, or SQUALL_TSM_FAULT_AROUND=0 or 1).
+  static std::size_t alone_chunk_bytes();
 
   std::string_view name() const override { return "stache"; }
   void attach(block_index first, block_index end, std::size_t block_size) override;
@@ -65,6 +68,7 @@ class stache final : public tsm::protocol {
   void acquire(segment s, block_index b, bool write);
   void ask_home(segment s, block_index b, bool write);  // a request, sent or (at the home) served
   void claim_ahead(segment s, block_index b);  // fault-around at the home (stache.cpp)
+  void claim_chunk(segment s, block_index b);  // the same, alone in the job
   void answer_invalidation(segment s, block_index b, int home, bool keep_read_only);
   bool holding(segment s, block_index b) const;  // b is the block held, with no invalidation yet
   void hold_invalidation(int home, bool keep_read_only);  // answered when the hold ends
@@ -72,6 +76,7 @@ class stache final : public tsm::protocol {
   home_directory dir_;  // for the blocks homed here
   bool answered_ = false;  // this node's request in flight was granted
   block_index first_ = 0;
+  std::size_t chunk_blocks_ = 1;  // alone_chunk_bytes() in blocks (1: not alone)
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
   std::vector<char> exclusive_;  // this node's ReadOnly copy was granted exclusively (E)
   std::vector<char> granting_exclusive_;  // home: the transaction in progress grants a read exclusively

@@ -4,7 +4,8 @@
 // (SQUALL_TSM_FAULT_AROUND's default), ReadWrite at once; a fault where the last window
 // ended doubles the window (up to 64 times the setting). Exact counts for a sweep, a sweep
 // that meets a block another node holds, and a sparse pattern; the home's own requests send
-// no message; other nodes still read what the home wrote.
+// no message; other nodes still read what the home wrote. A node alone in its job takes the
+// whole aligned chunk of 32 windows around a fault instead.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <squall/squall.hpp>
 #include <squall/stats.hpp>
 #include <squall/tsm.hpp>
+#include <squall/tsm/protocol.hpp>
 
 namespace {
 
@@ -48,6 +50,7 @@ void expect_everyone_reads(const homed_at_zero& m) {
 }
 
 TEST(FaultAround, AHomeSweepOverFreshMemoryFaultsOnceAWindow) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes (alone, a node takes whole chunks)";
   homed_at_zero m;
   if (node() == 0) {
     const std::uint64_t sent_before = stats::take().get("am.messages_sent");
@@ -90,6 +93,7 @@ TEST(FaultAround, StopsAtABlockAnotherNodeHolds) {
 
 // Every other block: no fault finds its predecessor held, so nothing is taken ahead.
 TEST(FaultAround, ASparsePatternTakesNothingAhead) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes (alone, a node takes whole chunks)";
   homed_at_zero m;
   if (node() == 0) {
     for (std::size_t b = 0; b < kBlocks; b += 2) m.word(b) = 1;
@@ -100,6 +104,58 @@ TEST(FaultAround, ASparsePatternTakesNothingAhead) {
     EXPECT_EQ(after.claimed_ahead - m.before.claimed_ahead, 0u);
   }
   tsm::barrier();
+}
+
+// Alone in the job, every block is the node's and nobody will ask for one: a fault on fresh
+// memory takes every fresh block of its aligned chunk of 512 (32 windows of 16), so every
+// other block of 64 written costs one fault a chunk the allocation spans, and no message.
+TEST(FaultAround, AloneANodeTakesTheWholeChunkAroundAFault) {
+  if (nodes() != 1) GTEST_SKIP() << "needs a job of 1 node";
+  homed_at_zero m;
+  const memory::segment s = memory::segment_of(m.mem);
+  const memory::block_index first = s.block_of(m.mem), last = s.block_of(&m.word(kBlocks - 1));
+  constexpr std::size_t kChunk = 32 * 16;
+  const std::uint64_t sent_before = stats::take().get("am.messages_sent");
+  for (std::size_t b = 0; b < kBlocks; b += 2) m.word(b) = 1;
+  EXPECT_EQ(stats::take().get("am.messages_sent") - sent_before, 0u);
+  const tsm::counts after = m.settled();
+  const std::size_t chunks = last / kChunk - first / kChunk + 1;
+  EXPECT_EQ(after.write_misses - m.before.write_misses, chunks);
+  EXPECT_GE(after.claimed_ahead - m.before.claimed_ahead, kBlocks - chunks);
+  for (std::size_t b = 0; b < kBlocks; ++b) EXPECT_EQ(s.tag_of(first + b), memory::tag::read_write) << "block " << b;
+}
+
+// A protocol that only counts its faults and lets each access through.
+class counting_protocol final : public tsm::protocol {
+ public:
+  std::string_view name() const override { return "counting"; }
+  void attach(memory::block_index, memory::block_index, std::size_t) override {}
+  void read_fault(memory::segment s, memory::block_index b) override {
+    ++faults;
+    s.set_tag(b, memory::tag::read_only);
+  }
+  void write_fault(memory::segment s, memory::block_index b) override {
+    ++faults;
+    if (s.tag_of(b) == memory::tag::read_only) s.set_tag(b, memory::tag::invalid);
+    s.set_tag(b, memory::tag::read_write);
+  }
+  int faults = 0;
+};
+
+// Alone, the chunk stache takes stops where another protocol's range begins: that protocol
+// still hears of every first touch of its blocks.
+TEST(FaultAround, AloneTheChunkStopsAtAnotherProtocolsRange) {
+  if (nodes() != 1) GTEST_SKIP() << "needs a job of 1 node";
+  counting_protocol other;
+  const tsm::range_binding range{kBlocks / 2 * 4096, kBlocks / 2 * 4096, &other};
+  auto* mem = static_cast<std::uint64_t*>(tsm::alloc_bound(kBlocks * 4096, {&range, 1}));
+  const memory::segment s = memory::segment_of(mem);
+  mem[0] = 1;  // stache's first block: takes the rest of its half
+  for (std::size_t b = 1; b < kBlocks / 2; ++b) EXPECT_EQ(s.tag_of(b), memory::tag::read_write) << "block " << b;
+  for (std::size_t b = kBlocks / 2; b < kBlocks; ++b) EXPECT_EQ(s.tag_of(b), memory::tag::invalid) << "block " << b;
+  for (std::size_t b = kBlocks / 2; b < kBlocks; ++b) mem[b * kWordsPerBlock] = b;
+  EXPECT_EQ(other.faults, static_cast<int>(kBlocks / 2));
+  tsm::free(mem);
 }
 
 // Blocks taken ahead are ordinary ReadWrite copies at the home: another node's write takes

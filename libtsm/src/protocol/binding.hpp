@@ -2,6 +2,7 @@
 // Which protocol runs each block of a TSM segment: the memory layer's fault handler for the
 // segment, passing each fault on to the protocol bound to the faulting block's range.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include <squall/tsm/protocol.hpp>
@@ -21,6 +22,8 @@ class binding final : public memory::protocol {
   void write_fault(segment s, block_index b) override;
 
   tsm::protocol& protocol_for(block_index b) const { return *at(b).p; }
+  // The blocks of the range holding b, all run by protocol_for(b).
+  std::pair<block_index, block_index> range_of(block_index b) const { return {at(b).first, at(b).end}; }
   // Counts as a use of the block's range, as a fault does: it can no longer be rebound.
   void mark_used(block_index b) { at(b).used = true; }
   // Each protocol with the blocks it runs, once per range, in block order.
