@@ -242,9 +242,9 @@ void stache::claim_ahead(segment s, block_index b) {
 // A node alone in its job is home to every block and nobody will ever ask it for one, so a
 // fault on fresh memory takes every fresh block of the aligned 2 MiB chunk around it at once,
 // as a transparent huge page would: a program that fills an array in scattered order (RADIX's
-// sort) faults once a chunk, not once a block or sweep. The memory layer has put the chunk's
-// pages in the page cache before the node lock (segment_options::fill_around_faults), so
-// mapping them here zeroes nothing.
+// sort) faults once a chunk, not once a block or sweep. The memory layer has allocated the
+// chunk's pages before the node lock (segment_options::fill_around_faults), so mapping them
+// here allocates nothing (shmem still zeroes each page as it is first mapped).
 void stache::claim_chunk(segment s, block_index b) {
   // Only blocks of the range b is in: stache runs them, and tsm::bind refuses the range now.
   const auto [range_first, range_end] = range_of(s, b);
