@@ -24,16 +24,23 @@ std::string checksum_of(const std::string& output) {
   return output.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+// Runs a program's command line, which must succeed and pass the program's own checks, and
+// returns its checksum line (across hosts only host 0's node prints one: "[host 0] checksum:").
+std::string checksum_of_run(const std::string& command, const std::string& what) {
+  const auto r = run(command, 300);
+  EXPECT_EQ(r.status, 0) << what << "\n" << r.output;
+  EXPECT_EQ(r.output.find("DOES NOT"), std::string::npos) << what << ": a program's own check failed\n" << r.output;
+  std::printf("%s: %.1f s, %s\n", what.c_str(), r.seconds, checksum_of(r.output).c_str());
+  return checksum_of(r.output);
+}
+
 // `per_node` workers on each node (threads sharing the node's memory), so nodes * per_node
 // processes.
 std::string run_on(const char* program, int nodes, const std::string& env = "", int per_node = 1) {
-  const auto r = run(env + " SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " + SQUALLRUN + " -n " +
-                         std::to_string(nodes) + " " + program + " -p" + std::to_string(nodes * per_node),
-                     300);
-  EXPECT_EQ(r.status, 0) << program << " on " << nodes << " nodes of " << per_node << "\n" << r.output;
-  EXPECT_EQ(r.output.find("DOES NOT"), std::string::npos) << "a program's own check failed\n" << r.output;
-  std::printf("%s n=%d x %d: %.1f s, %s\n", program, nodes, per_node, r.seconds, checksum_of(r.output).c_str());
-  return checksum_of(r.output);
+  return checksum_of_run(env + " SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " + SQUALLRUN + " -n " +
+                             std::to_string(nodes) + " " + program + " -p" + std::to_string(nodes * per_node),
+                         std::string(program) + " on " + std::to_string(nodes) + " nodes of " +
+                             std::to_string(per_node) + (env.empty() ? "" : " (" + env + ")"));
 }
 
 void same_everywhere(const char* program) {
@@ -53,14 +60,10 @@ void same_everywhere(const char* program) {
 // Across simulated hosts (tests/common/loopback_hosts.sh, TCP between them): 2 hosts of one
 // node of 2 workers, and 4 hosts of one node of one. Ports 30300 and up.
 std::string run_on_hosts(const char* program, int hosts, int per_node) {
-  const auto r = run("SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " + LOOPBACK_HOSTS + " " + SQUALLRUN +
-                         " " + std::to_string(hosts) + " 1 30300 " + program + " -p" + std::to_string(hosts * per_node),
-                     300);
-  EXPECT_EQ(r.status, 0) << program << " on " << hosts << " hosts of " << per_node << "\n" << r.output;
-  EXPECT_EQ(r.output.find("DOES NOT"), std::string::npos) << "a program's own check failed\n" << r.output;
-  std::printf("%s %d hosts x %d: %.1f s, %s\n", program, hosts, per_node, r.seconds, checksum_of(r.output).c_str());
-  // Host 0's lines carry its label: "[host 0] checksum: ...".
-  return checksum_of(r.output);
+  return checksum_of_run("SQUALL_WORKERS_PER_NODE=" + std::to_string(per_node) + " " + LOOPBACK_HOSTS + " " +
+                             SQUALLRUN + " " + std::to_string(hosts) + " 1 30300 " + program + " -p" +
+                             std::to_string(hosts * per_node),
+                         std::string(program) + " on " + std::to_string(hosts) + " hosts of " + std::to_string(per_node));
 }
 
 TEST(ParmacsApps, ChecksumsAcrossSimulatedHostsAreTheOneNodeChecksums) {
