@@ -123,6 +123,12 @@ class segment {
   void install(block_index b, std::span<const std::byte> data, tag t) const;
   // The block's bytes in the protocol view: read and write them whatever the tag.
   std::span<std::byte> protocol_view(block_index b) const;
+  // Copies block b's bytes from its home's protocol view into this node's, without the home's
+  // processor, when the home is another node of this host (its memory is mapped here
+  // read-only); false, copying nothing, when it is not (another host, SQUALL_HOME_VIEWS=0, the
+  // home's memory could not be opened). The tag is not changed. The caller's protocol must
+  // know the home's copy is the one to read: the home may be writing it meanwhile.
+  bool copy_from_home(block_index b) const;
 
   void bind(protocol& p) const;
   protocol* bound_protocol() const;

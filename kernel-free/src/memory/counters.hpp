@@ -17,6 +17,10 @@ inline const int pages_mapped_on_touch = stats::counter_slot("memory.mapped_on_t
 inline const int reports_not_served = stats::counter_slot("memory.reports_not_served");
 // Runs of pages filled around a fault before it was served (segment_options::fill_around_faults).
 inline const int fills_around = stats::counter_slot("memory.fills_around");
+// Blocks copied from a home on this host through its memory (segment::copy_from_home), and
+// other nodes' memory that could not be mapped for it (home_views.hpp).
+inline const int home_copies = stats::counter_slot("memory.home_copies");
+inline const int home_views_refused = stats::counter_slot("memory.home_views_refused");
 inline const int tag_changes = stats::counter_slot("memory.tag_changes");
 inline const int installs = stats::counter_slot("memory.installs");
 // Recorded writes (write_recording.hpp): PAGEMAP_SCAN calls, and ReadOnly blocks they found

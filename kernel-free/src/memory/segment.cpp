@@ -17,6 +17,7 @@
 #include "common/log.hpp"
 #include "memory/counters.hpp"
 #include "memory/fault_service.hpp"
+#include "memory/home_views.hpp"
 #include "memory/layer.hpp"
 #include "memory/page_tables.hpp"
 #include "memory/segment_builder.hpp"
@@ -256,6 +257,7 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
   s.recorded.clear();
   if (l.recorder.active()) s.recorded.assign(options.recorded_writes.begin(), options.recorded_writes.end());
   map_views(s, address, s.adopted);
+  detail::open_home_views(s);
   detail::publish(index);
   barrier();  // no node hears of the segment from another before it exists here
   return segment_builder::handle(s);
@@ -298,6 +300,7 @@ void free(segment h) {
     }
   }
   ::munmap(s.proto, s.bytes);
+  detail::close_home_views(s);
   ::close(s.memfd);
   s.tags.reset();
   s.home_table = {};
@@ -404,6 +407,17 @@ std::span<std::byte> segment::protocol_view(block_index b) const {
 
 void segment::bind(protocol& p) const {
   segment_builder::state(*this, "segment::bind").handler.store(&p, std::memory_order_release);
+}
+
+bool segment::copy_from_home(block_index b) const {
+  auto& s = segment_builder::state(*this, "segment::copy_from_home");
+  check_block(s, b, "segment::copy_from_home");
+  const auto home = static_cast<std::size_t>(s.home(b));
+  const std::byte* from = home < s.home_views.size() ? s.home_views[home] : nullptr;
+  if (from == nullptr) return false;
+  std::memcpy(s.proto_block(b), from + s.offset_of(b), s.block_size);
+  detail::count(detail::home_copies);
+  return true;
 }
 
 bool segment::writes_recorded(block_index b) const {

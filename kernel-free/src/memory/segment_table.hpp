@@ -30,6 +30,9 @@ struct segment_state {
   // whose stores to ReadOnly blocks the kernel records: write_recording.hpp).
   int uffd = -1, recording_uffd = -1;
   std::vector<block_range> recorded;
+  // By node: that node's memory of the segment, mapped read-only here, where it is on this
+  // host (home_views.hpp); null elsewhere.
+  std::vector<const std::byte*> home_views;
   std::size_t fill_blocks = 0;  // segment_options::fill_around_faults, in blocks (0, 1: off)
   bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;

@@ -4,12 +4,14 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 
 #include <squall/squall.hpp>
 #include <squall/memory.hpp>
+#include <squall/stats.hpp>
 
 #include "test_protocols.hpp"
 
@@ -20,6 +22,13 @@ using memory::testing::page;
 using memory::home_policy;
 using memory::tag;
 
+
+// Every node of these tests runs on this host: with home views (SQUALL_HOME_VIEWS, on unless
+// 0) each maps the others' memory of every segment too.
+bool home_views_on() {
+  const char* v = std::getenv("SQUALL_HOME_VIEWS");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
 
 // Lines of /proc/self/maps naming a segment's memfd.
 int segment_mappings() {
@@ -56,13 +65,53 @@ TEST(Segment, FreeReturnsTheRangeAndTheMemory) {
   auto s = memory::allocate(1 << 20);
   std::byte* base = s.base();
   std::memset(base, 7, 1 << 20);
-  EXPECT_EQ(segment_mappings(), before + 2);  // application view and protocol view
+  // Application view and protocol view, and the other nodes' memory.
+  EXPECT_EQ(segment_mappings(), before + 2 + (home_views_on() ? nodes() - 1 : 0));
   memory::free(s);
   EXPECT_EQ(segment_mappings(), before);
   auto again = memory::allocate(1 << 20);
   EXPECT_EQ(again.base(), base);
   EXPECT_EQ(static_cast<int>(again.base()[100]), 0);  // fresh memory
   memory::free(again);
+}
+
+// segment::copy_from_home: a block's bytes straight from its home's memory on this host, no
+// message sent, and what the home writes later is what the next copy reads; a node's own
+// blocks, or every block with SQUALL_HOME_VIEWS=0, are not copied.
+TEST(Segment, CopyFromHomeReadsTheHomesMemoryWithoutAMessage) {
+  const int n = nodes(), me = node();
+  memory::testing::raise_only proto;
+  auto s = memory::allocate(4 * static_cast<std::size_t>(n) * page, {.handler = &proto, .initial = tag::invalid});
+  auto write_mine = [&](std::uint8_t round) {
+    for (memory::block_index b = 0; b < s.blocks(); ++b) {
+      if (s.home(b) == me) std::memset(s.protocol_view(b).data(), round + static_cast<int>(b), page);
+    }
+    barrier();
+  };
+  for (std::uint8_t round : {1, 7}) {
+    write_mine(round);
+    const stats::snapshot before = stats::take();
+    std::size_t copied = 0;
+    for (memory::block_index b = 0; b < s.blocks(); ++b) {
+      const bool copies = s.copy_from_home(b);
+      if (s.home(b) == me || !home_views_on()) {
+        EXPECT_FALSE(copies) << "block " << b;
+        continue;
+      }
+      ASSERT_TRUE(copies) << "block " << b << " homed at node " << s.home(b);
+      ++copied;
+      const auto bytes = s.protocol_view(b);
+      EXPECT_EQ(static_cast<int>(bytes[0]), static_cast<std::uint8_t>(round + b)) << "block " << b;
+      EXPECT_EQ(static_cast<int>(bytes[page - 1]), static_cast<std::uint8_t>(round + b)) << "block " << b;
+      EXPECT_EQ(s.tag_of(b), tag::invalid);
+    }
+    const stats::snapshot after = stats::take();
+    EXPECT_EQ(after.get("memory.home_copies") - before.get("memory.home_copies"), copied);
+    EXPECT_EQ(after.get("am.messages_sent") - before.get("am.messages_sent"), 0u);
+    EXPECT_EQ(after.get("memory.home_views_refused"), 0u);
+    barrier();
+  }
+  memory::free(s);
 }
 
 TEST(Segment, HomesFollowThePolicy) {
@@ -147,7 +196,7 @@ TEST(Segment, AdoptKeepsTheBytesAndFreeLeavesThemPrivate) {
   auto s = memory::adopt(pages, 4 * page, {.handler = &proto, .initial = tag::invalid});
   EXPECT_EQ(s.base(), pages);
   EXPECT_EQ(memory::segment_of(pages + page), s);
-  EXPECT_EQ(segment_mappings(), before + 2);
+  EXPECT_EQ(segment_mappings(), before + 2 + (home_views_on() ? nodes() - 1 : 0));
   EXPECT_EQ(static_cast<int>(s.protocol_view(3)[7]), 0x5a);  // the bytes, before any access
   EXPECT_EQ(static_cast<int>(pages[2 * page + 1]), 0x5a);    // through a read fault
   EXPECT_EQ(proto.reads.load(), 1);

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Home views: the memory of the other nodes of this host, for each segment, mapped here
+// read-only (segment::copy_from_home). A node's protocol view is its memfd; a peer on the same
+// host opens that memfd through /proc/<pid>/fd (which needs only the right to read the
+// process's file descriptors, not to trace it) and maps it. A block is then read from its
+// home without the home's processor. SQUALL_HOME_VIEWS=0 turns them off.
+#pragma once
+#include "memory/segment_table.hpp"
+
+namespace squall::memory::detail {
+
+// Collective, when a segment is made (after its memfd exists on every node): maps the memfd
+// of each other node of this host that offers it. Where one cannot be opened the view stays
+// null and the block is asked for by message as before.
+void open_home_views(segment_state& s);
+// When the segment is freed.
+void close_home_views(segment_state& s);
+
+}  // namespace squall::memory::detail
