@@ -60,6 +60,7 @@ class multiple_writer final : public protocol {
 
   // Exact counts of this object on this node (totals per name in the statistics table).
   protocol_counter fetches{"xsm.multiple_writer.fetches"};            // copies asked of a home
+  protocol_counter fetches_direct{"xsm.multiple_writer.fetches_direct"};  // of them, read from its memory here
   protocol_counter fetches_served{"xsm.multiple_writer.fetches_served"};  // by this node as home
   protocol_counter twins{"xsm.multiple_writer.twins"};                // blocks made writable here
   protocol_counter diffs_sent{"xsm.multiple_writer.diffs_sent"};      // blocks diffed and sent home
@@ -73,6 +74,7 @@ class multiple_writer final : public protocol {
   bool is_home(block_index b) const { return seg_.home(b) == me_; }
   std::byte* twin_of(block_index b) const { return twins_.get() + (b - first_) * block_size_; }
   void fetch(segment s, block_index b, bool write);  // a copy from the home, writable and twinned if `write`
+  void copied(segment s, block_index b, bool write);  // fetch's copy read from the home's memory
   void flush();  // sends every writable copy's diff home and waits until all are applied
   void drop_copies();
   void add_diff(block_index b);  // appends b's changed runs to its home's outbox
