@@ -8,6 +8,9 @@
 //   exclusive_read_us, silent_upgrade_us
 //                  in a third array, fresh each trial, that nobody holds: a read, granted
 //                  exclusively (E), then a write to it, which raises the tag without a message
+//   home_copy_us   a read served one-sidedly instead: node 0 copies a block from node 1's memory
+//                  of a segment (memory::segment::copy_from_home, on one host; a protocol that
+//                  knows the home's copy is current can take this instead of a request and grant)
 // beside the floor of fault_remote in the same run: a bare userfaultfd fault whose handler
 // fetches the page from node 1 over a raw shared-memory ping-pong
 // (bench/kernel-free/memory/remote_floor.hpp). The first trial warms the pages and is not
@@ -15,6 +18,7 @@
 #include <cstdio>
 #include <vector>
 
+#include <squall/memory.hpp>
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
 
@@ -59,6 +63,10 @@ int main(int argc, char** argv) {
   bool right = true;
   std::byte* a = alloc_on_node_1();
   std::byte* b = alloc_on_node_1();
+  // A plain segment (every block ReadWrite everywhere, no protocol) whose blocks are node 1's.
+  const squall::memory::segment plain =
+      squall::memory::allocate(blocks * page, {.homes = squall::memory::home_policy::function([](std::size_t) { return 1; })});
+  std::vector<double> home_copy_us;
   for (int t = 0; t <= trials; ++t) {
     const bool counted = t > 0;
     if (me == 1) {  // the producer: its writes take every block back
@@ -86,12 +94,26 @@ int main(int argc, char** argv) {
     } else {
       floor_ns::bare::serve(x, blocks);
     }
+    if (me == 1) {
+      for (std::size_t k = 0; k < blocks; ++k) plain.protocol_view(k)[0] = static_cast<std::byte>(t + 1);
+    }
+    squall::barrier();
+    if (me == 0) {
+      for (std::size_t k = 0; k < blocks; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const bool copied = plain.copy_from_home(k);
+        if (counted) home_copy_us.push_back(squall::bench::seconds_since(t0) * 1e6);
+        right = right && copied && plain.protocol_view(k)[0] == static_cast<std::byte>(t + 1);
+      }
+    }
     squall::barrier();
   }
+  squall::memory::free(plain);
   tsm::free(b);
   tsm::free(a);
   if (!right) {
-    std::fprintf(stderr, "tsm_miss: node 0 did not read node 1's write\n");
+    std::fprintf(stderr, "tsm_miss: node 0 did not read node 1's write (or could not copy from its memory: "
+                         "SQUALL_HOME_VIEWS=0, or another host)\n");
     return 1;
   }
   if (me == 0) {
@@ -102,6 +124,7 @@ int main(int argc, char** argv) {
     f.add("upgrade_us", squall::bench::median(upgrade_us));
     f.add("exclusive_read_us", squall::bench::median(exclusive_read_us));
     f.add("silent_upgrade_us", squall::bench::median(silent_us));
+    f.add("home_copy_us", squall::bench::median(home_copy_us));
     f.add("floor_us", floor);
     f.add("ratio", read / floor);
     f.print("tsm_miss: 4 KiB blocks homed on node 1, misses from node 0 (median of 7 x 1024 of each)",
