@@ -21,6 +21,8 @@ inline const int fills_around = stats::counter_slot("memory.fills_around");
 // other nodes' memory that could not be mapped for it (home_views.hpp).
 inline const int home_copies = stats::counter_slot("memory.home_copies");
 inline const int home_views_refused = stats::counter_slot("memory.home_views_refused");
+// Of home_copies, those read one-sidedly over the network transport (UCX's RMA get).
+inline const int remote_reads = stats::counter_slot("memory.remote_reads");
 inline const int tag_changes = stats::counter_slot("memory.tag_changes");
 inline const int installs = stats::counter_slot("memory.installs");
 // Recorded writes (write_recording.hpp): PAGEMAP_SCAN calls, and ReadOnly blocks they found

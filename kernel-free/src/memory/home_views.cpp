@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <squall/collectives.hpp>
@@ -13,11 +14,14 @@
 #include "common/config.hpp"
 #include "memory/counters.hpp"
 #include "runtime/node.hpp"
+#include "transport/network_transport.hpp"
 
 namespace squall::memory::detail {
 
+void open_remote_reads(segment_state& s, rt::node_runtime& nd);
+
 void open_home_views(segment_state& s) {
-  const rt::node_runtime* nd = rt::current();
+  rt::node_runtime* nd = rt::current();
   const auto n = static_cast<std::size_t>(nd != nullptr ? nd->n : 1);
   s.home_views.assign(n, nullptr);
   if (n == 1) return;
@@ -26,8 +30,7 @@ void open_home_views(segment_state& s) {
   std::vector<std::uint64_t> fds(n, 0);
   if (wanted) fds[static_cast<std::size_t>(nd->me)] = static_cast<std::uint64_t>(s.memfd) + 1;
   allreduce(std::span<const std::uint64_t>(fds), std::span<std::uint64_t>(fds), op::max{});
-  if (!wanted) return;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; wanted && i < n; ++i) {
     if (static_cast<int>(i) == nd->me || fds[i] == 0 || !nd->on_this_host[i]) continue;
     const pid_t pid = nd->job.control(static_cast<int>(i)).pid.load(std::memory_order_relaxed);
     char path[64];
@@ -46,6 +49,40 @@ void open_home_views(segment_state& s) {
     }
     s.home_views[i] = static_cast<const std::byte*>(view);
   }
+  // Every node has a network transport or none (a job spans hosts, or SQUALL_TRANSPORT names
+  // one), so the exchange is collective.
+  if (nd->net) open_remote_reads(s, *nd);
+}
+
+// Over a network transport that offers one-sided reads (UCX), the homes this node has no view
+// of: every node registers its protocol view and the nodes trade keys and addresses, one
+// allreduce for the largest key and one for the keys, each node filling its own slot.
+void open_remote_reads(segment_state& s, rt::node_runtime& nd) {
+  network_transport& net = *nd.net;
+  const auto n = static_cast<std::size_t>(nd.n);
+  network_transport::registration mine;
+  if (net.offers_remote_reads()) mine = net.register_for_reads(s.proto, s.bytes);
+  s.read_registration = mine.handle;
+  const std::uint64_t my_words = (mine.key.size() + 7) / 8;
+  const std::uint64_t words = allreduce(my_words, op::max{});
+  s.read_keys.assign(n, 0);
+  s.read_bases.assign(n, 0);
+  if (words == 0) return;
+  const std::size_t slot = 2 + words;  // the protocol view's address, the key's bytes, the key
+  std::vector<std::uint64_t> all(n * slot, 0);
+  if (mine.handle != 0) {
+    std::uint64_t* at = all.data() + static_cast<std::size_t>(nd.me) * slot;
+    at[0] = reinterpret_cast<std::uintptr_t>(s.proto);
+    at[1] = mine.key.size();
+    std::memcpy(at + 2, mine.key.data(), mine.key.size());
+  }
+  allreduce(std::span<const std::uint64_t>(all), std::span<std::uint64_t>(all), op::max{});
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t* at = all.data() + i * slot;
+    if (static_cast<int>(i) == nd.me || s.home_views[i] != nullptr || at[1] == 0) continue;
+    s.read_keys[i] = net.unpack_key(static_cast<int>(i), {reinterpret_cast<const std::byte*>(at + 2), at[1]});
+    if (s.read_keys[i] != 0) s.read_bases[i] = at[0];
+  }
 }
 
 void close_home_views(segment_state& s) {
@@ -53,6 +90,14 @@ void close_home_views(segment_state& s) {
     if (view != nullptr) ::munmap(const_cast<std::byte*>(view), s.bytes);
     view = nullptr;
   }
+  rt::node_runtime* nd = rt::current();
+  if (nd == nullptr || !nd->net) return;
+  for (std::uintptr_t& key : s.read_keys) {
+    nd->net->release_key(key);
+    key = 0;
+  }
+  nd->net->deregister(s.read_registration);
+  s.read_registration = 0;
 }
 
 }  // namespace squall::memory::detail

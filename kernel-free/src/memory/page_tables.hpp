@@ -14,10 +14,10 @@ namespace squall::memory::detail {
 // Pages already mapped get the asked-for protection.
 void map_block(int uffd, const segment_state& s, block_index b, bool write_protected);
 // The same for blocks [b, b + count), with as few system calls as the kernel allows.
+void map_blocks(int uffd, const segment_state& s, block_index b, std::size_t count, bool write_protected);
 // Allocates the pages of blocks [b, b + count) in the segment's memory object (zero where
 // never written), or does nothing if memory is short: the mapping that needs them reports that.
 void fill_pages(const segment_state& s, block_index b, std::size_t count);
-void map_blocks(int uffd, const segment_state& s, block_index b, std::size_t count, bool write_protected);
 void write_protect_block(int uffd, const segment_state& s, block_index b, bool on);
 void unmap_block(const segment_state& s, block_index b);
 

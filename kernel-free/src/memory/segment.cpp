@@ -24,6 +24,7 @@
 #include "memory/uffd_abi.hpp"
 #include "memory/write_recording.hpp"
 #include "runtime/node.hpp"
+#include "transport/network_transport.hpp"
 
 namespace squall::memory {
 namespace {
@@ -299,8 +300,8 @@ void free(segment h) {
       l.space.give_back(s.app, s.bytes);  // unmaps the application view, unregistering it
     }
   }
-  ::munmap(s.proto, s.bytes);
   detail::close_home_views(s);
+  ::munmap(s.proto, s.bytes);
   ::close(s.memfd);
   s.tags.reset();
   s.home_table = {};
@@ -413,10 +414,19 @@ bool segment::copy_from_home(block_index b) const {
   auto& s = segment_builder::state(*this, "segment::copy_from_home");
   check_block(s, b, "segment::copy_from_home");
   const auto home = static_cast<std::size_t>(s.home(b));
-  const std::byte* from = home < s.home_views.size() ? s.home_views[home] : nullptr;
-  if (from == nullptr) return false;
-  std::memcpy(s.proto_block(b), from + s.offset_of(b), s.block_size);
+  if (home < s.home_views.size() && s.home_views[home] != nullptr) {
+    std::memcpy(s.proto_block(b), s.home_views[home] + s.offset_of(b), s.block_size);
+    detail::count(detail::home_copies);
+    return true;
+  }
+  rt::node_runtime* nd = rt::current();
+  if (home >= s.read_keys.size() || s.read_keys[home] == 0 || nd == nullptr || !nd->net ||
+      !nd->net->read_remote(static_cast<int>(home), s.read_keys[home], s.read_bases[home] + s.offset_of(b),
+                            s.proto_block(b), s.block_size)) {
+    return false;
+  }
   detail::count(detail::home_copies);
+  detail::count(detail::remote_reads);
   return true;
 }
 

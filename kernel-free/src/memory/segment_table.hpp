@@ -33,6 +33,11 @@ struct segment_state {
   // By node: that node's memory of the segment, mapped read-only here, where it is on this
   // host (home_views.hpp); null elsewhere.
   std::vector<const std::byte*> home_views;
+  // Reads from homes reached over a network transport that offers them (home_views.hpp): this
+  // node's registration of its protocol view, and by node the key and the address of that
+  // node's protocol view to read (0 where there is none).
+  std::uintptr_t read_registration = 0;
+  std::vector<std::uintptr_t> read_keys, read_bases;
   std::size_t fill_blocks = 0;  // segment_options::fill_around_faults, in blocks (0, 1: off)
   bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "transport/transport.hpp"
 
@@ -43,6 +45,38 @@ class network_transport : public transport {
   virtual void shutdown(std::int64_t timeout_ns) = 0;
   // For --stats: "tcp", or "ucx (tcp)" with the UCX transports chosen.
   virtual std::string describe() const = 0;
+
+  // One-sided reads (RDMA where the fabric has it; UCX over TCP emulates them with the target's
+  // progress, not its program): memory a node registers can be read by its peers. Not offered
+  // by default (Squall's TCP transport). Used by the memory layer for segment::copy_from_home.
+  virtual bool offers_remote_reads() const { return false; }
+  struct registration {
+    std::uintptr_t handle = 0;   // for deregister; 0: not registered
+    std::vector<std::byte> key;  // what a peer unpacks to read it
+  };
+  virtual registration register_for_reads(void* base, std::size_t bytes) {
+    (void)base;
+    (void)bytes;
+    return {};
+  }
+  virtual void deregister(std::uintptr_t handle) { (void)handle; }
+  // A key from `node` made usable here (0 if it cannot be), and released.
+  virtual std::uintptr_t unpack_key(int node, std::span<const std::byte> key) {
+    (void)node;
+    (void)key;
+    return 0;
+  }
+  virtual void release_key(std::uintptr_t key) { (void)key; }
+  // Copies `bytes` at address `remote` of `node`'s registered memory into `local`, and waits
+  // for them; false if the read failed.
+  virtual bool read_remote(int node, std::uintptr_t key, std::uintptr_t remote, void* local, std::size_t bytes) {
+    (void)node;
+    (void)key;
+    (void)remote;
+    (void)local;
+    (void)bytes;
+    return false;
+  }
 };
 
 }  // namespace squall

@@ -75,9 +75,18 @@ TEST(Segment, FreeReturnsTheRangeAndTheMemory) {
   memory::free(again);
 }
 
-// segment::copy_from_home: a block's bytes straight from its home's memory on this host, no
-// message sent, and what the home writes later is what the next copy reads; a node's own
-// blocks, or every block with SQUALL_HOME_VIEWS=0, are not copied.
+// Over UCX a home without a view here is read one-sidedly (an RMA get) when
+// SQUALL_REMOTE_READS=1 (by default not over UCX's TCP lanes, which these tests use).
+bool remote_reads_on() {
+  const char* t = std::getenv("SQUALL_TRANSPORT");
+  const char* r = std::getenv("SQUALL_REMOTE_READS");
+  return t != nullptr && std::strcmp(t, "ucx") == 0 && r != nullptr && std::strcmp(r, "1") == 0;
+}
+
+// segment::copy_from_home: a block's bytes straight from its home's memory on this host (or
+// by a one-sided read over UCX when SQUALL_HOME_VIEWS=0), no message sent, and what the home
+// writes later is what the next copy reads; a node's own blocks, or every block with neither,
+// are not copied.
 TEST(Segment, CopyFromHomeReadsTheHomesMemoryWithoutAMessage) {
   const int n = nodes(), me = node();
   memory::testing::raise_only proto;
@@ -94,7 +103,7 @@ TEST(Segment, CopyFromHomeReadsTheHomesMemoryWithoutAMessage) {
     std::size_t copied = 0;
     for (memory::block_index b = 0; b < s.blocks(); ++b) {
       const bool copies = s.copy_from_home(b);
-      if (s.home(b) == me || !home_views_on()) {
+      if (s.home(b) == me || (!home_views_on() && !remote_reads_on())) {
         EXPECT_FALSE(copies) << "block " << b;
         continue;
       }
@@ -107,6 +116,7 @@ TEST(Segment, CopyFromHomeReadsTheHomesMemoryWithoutAMessage) {
     }
     const stats::snapshot after = stats::take();
     EXPECT_EQ(after.get("memory.home_copies") - before.get("memory.home_copies"), copied);
+    EXPECT_EQ(after.get("memory.remote_reads") - before.get("memory.remote_reads"), home_views_on() ? 0 : copied);
     EXPECT_EQ(after.get("am.messages_sent") - before.get("am.messages_sent"), 0u);
     EXPECT_EQ(after.get("memory.home_views_refused"), 0u);
     barrier();

@@ -91,7 +91,7 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
   check(ucp_config_read(nullptr, nullptr, &config), "reading its configuration (UCX_* variables)");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA;  // RMA: ucx_reads.cpp
   const ucs_status_t init = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   check(init, "ucp_init");

@@ -71,6 +71,15 @@ class ucx_transport final : public network_transport {
   void shutdown(std::int64_t timeout_ns) override;
   std::string describe() const override { return description_; }
 
+  // One-sided reads by UCX's RMA get (ucp_mem_map, ucp_rkey_pack, ucp_get_nbx); offered
+  // unless UCX carries them over TCP (ucx_reads.cpp), or as SQUALL_REMOTE_READS says.
+  bool offers_remote_reads() const override;
+  registration register_for_reads(void* base, std::size_t bytes) override;
+  void deregister(std::uintptr_t handle) override;
+  std::uintptr_t unpack_key(int node, std::span<const std::byte> key) override;
+  void release_key(std::uintptr_t key) override;
+  bool read_remote(int node, std::uintptr_t key, std::uintptr_t remote, void* local, std::size_t bytes) override;
+
   // Internal, for UCX's callbacks.
   struct peer;
   struct arrival;
