@@ -109,17 +109,16 @@ void multiple_writer::on_fetch(segment s, block_index b, int from, bool write) {
 
 void multiple_writer::on_copy(segment s, block_index b, int, block_part bytes, bool write) {
   if (write) {
-    // The twin before the tag: no store reaches the copy before its twin is taken.
     bytes.store(s, b);
-    std::memcpy(twin_of(b), s.protocol_view(b).data(), block_size_);
-    s.set_tag(b, tag::read_write);
+    copied(s, b, true);
   } else {
-    bytes.install(s, b, tag::read_only);
+    bytes.install(s, b, tag::read_only);  // the bytes and the tag in one step
   }
   copy_arrived_ = true;
 }
 
-// The same for a copy read from the home's memory into this node's protocol view.
+// The home's bytes are in this node's protocol view: the block becomes readable, or writable
+// with its twin taken first (no store reaches the copy before its twin is taken).
 void multiple_writer::copied(segment s, block_index b, bool write) {
   if (write) std::memcpy(twin_of(b), s.protocol_view(b).data(), block_size_);
   s.set_tag(b, write ? tag::read_write : tag::read_only);

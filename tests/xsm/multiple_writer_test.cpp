@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -15,6 +14,8 @@
 #include <squall/tsm.hpp>
 #include <squall/xsm.hpp>
 #include <squall/xsm/multiple_writer.hpp>
+
+#include "home_views.hpp"
 
 namespace {
 
@@ -35,10 +36,7 @@ std::uint64_t changed_bytes(word was, word now) {
   return n;
 }
 
-bool home_views_on() {
-  const char* v = std::getenv("SQUALL_HOME_VIEWS");
-  return v == nullptr || std::string_view(v) != "0";
-}
+using squall::test::home_views_on;
 
 // Messages this node sent to the protocol's own handlers so far.
 std::uint64_t protocol_messages() {

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -16,6 +15,8 @@
 #include <squall/stats.hpp>
 #include <squall/tsm.hpp>
 #include <squall/tsm/protocol.hpp>
+
+#include "home_views.hpp"
 
 namespace {
 
@@ -103,10 +104,8 @@ TEST(ProtocolByName, SlicesOfHeapPagesMergeAtBarriers) {
     }
   }
   const std::uint64_t elsewhere = pages - homed_here, others = static_cast<std::uint64_t>(n - 1);
-  // Every node of this test runs on this host: with home views (on unless SQUALL_HOME_VIEWS=0)
-  // a fetch reads the home's memory here, and no home serves one.
-  const char* views_setting = std::getenv("SQUALL_HOME_VIEWS");
-  const bool views = views_setting == nullptr || std::string_view(views_setting) != "0";
+  // With home views a fetch reads the home's memory here, and no home serves one.
+  const bool views = squall::test::home_views_on();
   // Each phase: a fetch, a twin and a diff for each page homed elsewhere, the copy dropped
   // at the barrier; one diff message to each other home, answered once.
   EXPECT_EQ(after.fetches - before.fetches, phases * elsewhere);

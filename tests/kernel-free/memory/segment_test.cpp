@@ -13,6 +13,7 @@
 #include <squall/memory.hpp>
 #include <squall/stats.hpp>
 
+#include "home_views.hpp"
 #include "test_protocols.hpp"
 
 namespace {
@@ -23,12 +24,8 @@ using memory::home_policy;
 using memory::tag;
 
 
-// Every node of these tests runs on this host: with home views (SQUALL_HOME_VIEWS, on unless
-// 0) each maps the others' memory of every segment too.
-bool home_views_on() {
-  const char* v = std::getenv("SQUALL_HOME_VIEWS");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+// With home views each node maps the others' memory of every segment too.
+using squall::test::home_views_on;
 
 // Lines of /proc/self/maps naming a segment's memfd.
 int segment_mappings() {

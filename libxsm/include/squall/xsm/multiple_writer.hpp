@@ -74,7 +74,7 @@ class multiple_writer final : public protocol {
   bool is_home(block_index b) const { return seg_.home(b) == me_; }
   std::byte* twin_of(block_index b) const { return twins_.get() + (b - first_) * block_size_; }
   void fetch(segment s, block_index b, bool write);  // a copy from the home, writable and twinned if `write`
-  void copied(segment s, block_index b, bool write);  // fetch's copy read from the home's memory
+  void copied(segment s, block_index b, bool write);  // the home's bytes are here: readable, or writable and twinned
   void flush();  // sends every writable copy's diff home and waits until all are applied
   void drop_copies();
   void add_diff(block_index b);  // appends b's changed runs to its home's outbox
