@@ -122,7 +122,8 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
                                             .handler = a.blocks.get(),
                                             .initial = memory::tag::invalid,
                                             .recorded_writes = recorded,
-                                            .fill_around_faults = detail::stache::alone_chunk_bytes()};
+                                            .fill_around_faults = detail::stache::alone_chunk_bytes(),
+                                            .home_words = detail::stache::wants_home_words()};
   a.seg = adopted != nullptr ? memory::adopt(adopted, blocks * opt.block_size, segment_opt)
                              : memory::allocate(blocks * opt.block_size, segment_opt);
   a.shared = adopted != nullptr;

@@ -45,6 +45,16 @@ std::size_t claim_window() {
   return blocks;
 }
 
+// The home word's bit that says a block is open to one-sided reads; bit n is node n's as a
+// reader registered there (PROTOCOL.md, "One-sided reads"). Zero, the word's value at
+// allocation, is closed with no reader: fresh blocks go by request (and E grants).
+constexpr std::uint64_t open_bit = std::uint64_t{1} << 63;
+
+bool one_sided_wanted() {
+  static const bool on = env_number("SQUALL_TSM_ONE_SIDED", 1, 0, 1, "0 or 1") == 1 && squall::nodes() < 64;
+  return on;
+}
+
 std::int64_t hold_ns() {
   static const auto ns = static_cast<std::int64_t>(env_number("SQUALL_TSM_HOLD_US", 50, 0, 1'000'000, "microseconds") * 1000);
   return ns;
@@ -85,6 +95,7 @@ stache::stache() = default;
 
 void stache::attach(block_index first, block_index end, std::size_t block_size) {
   chunk_blocks_ = std::max<std::size_t>(1, alone_chunk_bytes() / block_size);
+  one_sided_ = one_sided_wanted();
   const auto n = static_cast<std::size_t>(squall::nodes());
   dir_ = home_directory(first, end, squall::nodes(), n * (fetch_window + 1));
   first_ = first;
@@ -96,6 +107,8 @@ void stache::attach(block_index first, block_index end, std::size_t block_size) 
 std::size_t stache::alone_chunk_bytes() {
   return squall::nodes() == 1 && claim_window() > 1 ? std::size_t{2} << 20 : 0;
 }
+
+bool stache::wants_home_words() { return one_sided_wanted(); }
 
 std::size_t stache::state_bytes_per_block() {
   // + the fetch and exclusive flags, and the home's mark for an exclusive grant in progress
@@ -115,7 +128,8 @@ counts stache::local_counts() const {
           .fetched = fetched_.value(),
           .claimed_ahead = claimed_.value(),
           .exclusive_grants = exclusive_grants_.value(),
-          .silent_upgrades = silent_upgrades_.value()};
+          .silent_upgrades = silent_upgrades_.value(),
+          .one_sided_reads = one_sided_reads_.value()};
 }
 
 // --- home side ---
@@ -132,6 +146,7 @@ void stache::on_request(segment s, block_index b, int from, bool write) {
 
 void stache::start(segment s, block_index b, int from, bool write) {
   dir_.start(b, from, write);
+  close(s, b);  // before anything is decided: the readers registered so far count as sharers
   const int owner = dir_.owner(b);
   if (write) {
     dir_.for_each_sharer(b, [&](int n) {
@@ -180,6 +195,7 @@ void stache::grant(segment s, block_index b) {
     dir_.set_sharer(b, r.node, true);
   }
   dir_.finish(b);
+  open_if_clean(s, b);  // the bytes here are current: any ack's writeback is in
   if (exclusive) exclusive_grants_.add();
   if (r.node == me) {
     s.set_tag(b, r.write ? tag::read_write : tag::read_only);  // the home's own fault: no message
@@ -192,6 +208,48 @@ void stache::grant(segment s, block_index b) {
   // The oldest request that waited for this block goes next (after the grant: messages
   // to one node arrive in order, so an invalidation it causes cannot overtake the grant).
   if (const auto next = dir_.next_waiting(b)) start(s, b, next->node, next->write);
+}
+
+// One-sided reads (PROTOCOL.md). The home closes the word at the start of every transaction:
+// from then on a reader finds it closed and asks by message, and every reader that registered
+// while it was open is a sharer like one granted by message (so a write will invalidate it).
+void stache::close(segment s, block_index b) {
+  if (!one_sided_) return;
+  std::atomic<std::uint64_t>* word = s.home_word(b);
+  if (word == nullptr) return;
+  const std::uint64_t was = word->fetch_and(~open_bit, std::memory_order_acq_rel);
+  if ((was & open_bit) == 0) return;  // bits left by readers that found it closed: not sharers
+  for (std::uint64_t readers = was & ~open_bit; readers != 0; readers &= readers - 1) {
+    dir_.set_sharer(b, __builtin_ctzll(readers), true);
+  }
+}
+
+// A block no node holds writable, with no transaction running, is clean: the home's protocol
+// view is its current copy. Opening stores the bit alone, dropping the bits readers left while
+// it was closed (those withdrew, or were taken in when it closed).
+void stache::open_if_clean(segment s, block_index b) {
+  if (!one_sided_ || dir_.owner(b) >= 0 || dir_.busy(b)) return;
+  if (std::atomic<std::uint64_t>* word = s.home_word(b)) word->store(open_bit, std::memory_order_release);
+}
+
+// A read miss on a block whose home is another node of this host: register in its home word;
+// if the word was open, copy the home's bytes, which stay current until the home closes the
+// word, and the home then invalidates this copy like any sharer's (its invalidation waits for
+// the node lock, which this fault handler holds, so it never overtakes the copy). If closed,
+// withdraw and ask by message.
+bool stache::read_one_sided(segment s, block_index b) {
+  if (!one_sided_ || fetching_[b - first_] != 0 || s.home(b) == squall::node()) return false;
+  std::atomic<std::uint64_t>* word = s.home_word(b);
+  if (word == nullptr) return false;
+  const std::uint64_t mine = std::uint64_t{1} << squall::node();
+  if ((word->fetch_or(mine, std::memory_order_acq_rel) & open_bit) == 0) {
+    word->fetch_and(~mine, std::memory_order_relaxed);
+    return false;
+  }
+  s.copy_from_home(b);
+  s.set_tag(b, tag::read_only);
+  one_sided_reads_.add();
+  return true;
 }
 
 // Fault-around at the home, as the kernel maps a file's pages around a fault: when the home
@@ -332,9 +390,10 @@ void stache::granted(segment s, block_index b) {
 
 bool stache::fetch_ahead(segment s, block_index b) {
   if (s.tag_of(b) != tag::invalid || fetching_[b - first_] != 0) return false;
+  fetched_.add();
+  if (read_one_sided(s, b)) return false;  // no hold: nobody faulted on it
   fetching_[b - first_] = 1;
   ++fetches;
-  fetched_.add();
   ask_home(s, b, false);
   return true;
 }
@@ -378,6 +437,10 @@ void stache::acquire(segment s, block_index b, bool write) {
     }
     first = false;
     answered_ = false;
+    if (!write && t == tag::invalid && read_one_sided(s, b)) {
+      granted(s, b);  // the access runs next, as after a grant
+      continue;
+    }
     ask_home(s, b, write);
     // At the home the answer may be in already; a wait would first handle what has arrived,
     // and a request there could take the block away again before the access runs.

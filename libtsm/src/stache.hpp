@@ -27,6 +27,10 @@ class stache final : public tsm::protocol {
   // Alone in its job, a node takes fresh memory in aligned chunks of this many bytes at its
   // first fault there (0: with other nodes, or SQUALL_TSM_FAULT_AROUND=0 or 1).
   static std::size_t alone_chunk_bytes();
+  // Whether stache's segments should have home words (memory::segment_options::home_words):
+  // read misses then copy blocks clean at a home of this host without its processor
+  // (SQUALL_TSM_ONE_SIDED, on by default; jobs of up to 63 nodes).
+  static bool wants_home_words();
 
   std::string_view name() const override { return "stache"; }
   void attach(block_index first, block_index end, std::size_t block_size) override;
@@ -61,6 +65,12 @@ class stache final : public tsm::protocol {
 
  private:
   void start(segment s, block_index b, int from, bool write);  // a request on an idle block
+  // The one-sided directory (PROTOCOL.md, "One-sided reads"): the home closes a block's home
+  // word while a transaction runs or a node holds the block writable, taking in the readers
+  // that registered there; it opens it when the block is clean again.
+  void close(segment s, block_index b);
+  void open_if_clean(segment s, block_index b);
+  bool read_one_sided(segment s, block_index b);  // a reader's copy without the home's processor
   void invalidate(segment s, block_index b, int holder, bool keep_read_only);
   bool lower(segment s, block_index b, bool keep_read_only);  // this node's copy; true if it was ReadWrite
   void grant(segment s, block_index b);  // the transaction is complete
@@ -75,6 +85,7 @@ class stache final : public tsm::protocol {
 
   home_directory dir_;  // for the blocks homed here
   bool answered_ = false;  // this node's request in flight was granted
+  bool one_sided_ = false;  // SQUALL_TSM_ONE_SIDED, and few enough nodes for a word's bits
   block_index first_ = 0;
   std::size_t chunk_blocks_ = 1;  // alone_chunk_bytes() in blocks (1: not alone)
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
@@ -100,6 +111,7 @@ class stache final : public tsm::protocol {
   protocol_counter claimed_{"tsm.claimed_ahead"};
   protocol_counter exclusive_grants_{"tsm.exclusive_grants"};  // as home
   protocol_counter silent_upgrades_{"tsm.silent_upgrades"};
+  protocol_counter one_sided_reads_{"tsm.one_sided_reads"};
 };
 
 }  // namespace squall::tsm::detail

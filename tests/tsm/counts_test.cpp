@@ -4,6 +4,7 @@
 // every protocol action is predictable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -40,6 +41,7 @@ struct one_block {
     d.requests_served = now.requests_served - before.requests_served;
     d.exclusive_grants = now.exclusive_grants - before.exclusive_grants;
     d.silent_upgrades = now.silent_upgrades - before.silent_upgrades;
+    d.one_sided_reads = now.one_sided_reads - before.one_sided_reads;
     return d;
   }
   std::uint64_t* mem = alloc_on_last_node();
@@ -99,6 +101,9 @@ TEST(Counts, ProducerConsumer) {
     tsm::barrier();
   }
   const tsm::counts d = blk.delta();
+  // Reads of a block already clean at the home (after the first reader's) may be copied from
+  // the home's memory when it is on this host: no request (PROTOCOL.md, one-sided reads).
+  const std::uint64_t one_sided = allreduce(d.one_sided_reads);
   const int me = node(), n = nodes();
   if (me == 0) {
     EXPECT_EQ(d.write_misses, 1u);
@@ -114,7 +119,7 @@ TEST(Counts, ProducerConsumer) {
   if (me == n - 1) {
     // Per round: the producer's request and n-1 reads; invalidations: a downgrade of the
     // producer per round, and n-1 sharers dropped per upgrade.
-    EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(ping_pong_rounds) * n);
+    EXPECT_EQ(d.requests_served + one_sided, static_cast<std::uint64_t>(ping_pong_rounds) * n);
     EXPECT_EQ(d.invalidations_sent, static_cast<std::uint64_t>(ping_pong_rounds) + static_cast<std::uint64_t>(ping_pong_rounds - 1) * (n - 1));
   }
 }
@@ -135,8 +140,10 @@ TEST(Counts, ReadMostly) {
   EXPECT_EQ(d.silent_upgrades, 0u);
   const std::uint64_t downgrades = nodes() > 1 ? 1 : 0;
   EXPECT_EQ(allreduce(d.invalidations_received), downgrades);
+  const std::uint64_t one_sided = allreduce(d.one_sided_reads);  // reads after the second's
+  EXPECT_LE(one_sided, static_cast<std::uint64_t>(std::max(0, nodes() - 2)));  // not the first two, nor the home's
   if (node() == nodes() - 1) {
-    EXPECT_EQ(d.requests_served, static_cast<std::uint64_t>(nodes()));
+    EXPECT_EQ(d.requests_served + one_sided, static_cast<std::uint64_t>(nodes()));
     EXPECT_EQ(d.exclusive_grants, 1u);
     EXPECT_EQ(d.invalidations_sent, downgrades);
   }
@@ -161,6 +168,48 @@ TEST(Counts, ReadThenWriteOfAnUnheldBlockIsOneMiss) {
   }
   if (node() == nodes() - 1) {
     EXPECT_EQ(d.exclusive_grants, 1u);
+  }
+  tsm::barrier();
+}
+
+// One-sided reads (libtsm/PROTOCOL.md): node 0 writes the block, node 1's read makes it clean
+// (node 0 keeps a ReadOnly copy), and then each other node's read copies it from the home's
+// memory, registering in its home word, without a message, where the home is on its host
+// (memory::segment::home_word). Node 0's next write invalidates those copies like any other,
+// and the readers then miss again and see the new value.
+TEST(Counts, ReadsOfACleanBlockCopyFromTheHomeWithoutAMessage) {
+  if (nodes() < 3) GTEST_SKIP() << "needs 3 nodes";
+  one_block blk;
+  const int me = node(), home = nodes() - 1;
+  const memory::segment seg = memory::segment_of(blk.mem);
+  const bool reachable = seg.home_word(seg.block_of(blk.mem)) != nullptr;
+  step(0, [&] { blk.words()[2] = 41; });
+  step(1, [&] { EXPECT_EQ(blk.words()[2], 41u); });
+  for (int reader = 2; reader < home; ++reader) {
+    step(reader, [&] {
+      const std::uint64_t sent_before = stats::take().get("am.messages_sent");
+      EXPECT_EQ(blk.words()[2], 41u);
+      EXPECT_EQ(stats::take().get("am.messages_sent") - sent_before, reachable ? 0u : 1u);  // else the request
+      const tsm::counts d = blk.delta();
+      EXPECT_EQ(d.read_misses, 1u);
+      EXPECT_EQ(d.one_sided_reads, reachable ? 1u : 0u);
+    });
+  }
+  step(0, [&] { blk.words()[2] = 42; });  // an upgrade: every other copy is invalidated
+  for (int reader = 1; reader < home; ++reader) {
+    step(reader, [&] { EXPECT_EQ(blk.words()[2], 42u); });
+  }
+  const tsm::counts d = blk.delta();
+  if (me >= 2 && me < home) {
+    EXPECT_EQ(d.invalidations_received, 1u);
+    EXPECT_EQ(d.read_misses, 2u);
+  }
+  const std::uint64_t one_sided = allreduce(d.one_sided_reads);
+  // Each reader's own view decides (on simulated hosts some reach the home's memory, some not).
+  const std::uint64_t reaching_readers = allreduce(std::uint64_t{me >= 2 && me < home && reachable});
+  EXPECT_EQ(one_sided, 2 * reaching_readers);
+  if (me == home) {
+    EXPECT_EQ(d.requests_served + one_sided, 2u + 2u * static_cast<std::uint64_t>(home - 1));
   }
   tsm::barrier();
 }

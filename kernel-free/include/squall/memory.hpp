@@ -41,6 +41,7 @@
 // 0x500000000000), SQUALL_SEGMENT_SPACE_GIB (its size, default 1024), SQUALL_FAULT_PATH
 // (auto, sigbus or thread).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -98,6 +99,11 @@ struct segment_options {
   // first fault: the pages are then zeroed by the faulting thread, not under the node lock
   // while the node's other threads wait. Rounded to whole blocks.
   std::size_t fill_around_faults = 0;
+  // A word per block in its home's memory that the nodes of the home's host update
+  // atomically, without the home's processor (segment::home_word): the one-sided directory of
+  // a protocol whose readers register themselves. Costs each node a memfd of 8 bytes a block
+  // (pages allocated as words are first written) and a mapping per node of its host.
+  bool home_words = false;
 };
 
 // A handle to a segment (two words, copyable). Every operation on a freed segment throws
@@ -129,6 +135,11 @@ class segment {
   // home's memory could not be opened). The tag is not changed. The caller's protocol must
   // know the home's copy is the one to read: the home may be writing it meanwhile.
   bool copy_from_home(block_index b) const;
+  // Block b's home word (segment_options::home_words): 64 bits, zero at allocation, in the
+  // memory of b's home, shared by every node of that host, at the home itself too. Null where
+  // this node cannot reach it: the home on another host, SQUALL_HOME_VIEWS=0, a job of one
+  // node, a segment made without home words. Wherever it is not null, copy_from_home(b) copies.
+  std::atomic<std::uint64_t>* home_word(block_index b) const;
 
   void bind(protocol& p) const;
   protocol* bound_protocol() const;

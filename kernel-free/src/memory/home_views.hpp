@@ -6,6 +6,9 @@
 // home without the home's processor. SQUALL_HOME_VIEWS=0 turns them off. Homes on other
 // hosts, or on this one without a view, are read one-sidedly where the network transport
 // offers it (UCX's RMA get: network_transport::read_remote).
+//
+// Home words (segment_options::home_words) travel the same way: each node keeps a memfd of one
+// 64-bit word per block, and the nodes of a host map each other's read-write.
 #pragma once
 #include "memory/segment_table.hpp"
 
@@ -15,7 +18,7 @@ namespace squall::memory::detail {
 // of each other node of this host that offers it, and trades keys for one-sided reads with
 // the others where the network transport offers them. Where neither is possible a protocol
 // asks for the block by message as before.
-void open_home_views(segment_state& s);
+void open_home_views(segment_state& s, bool home_words);
 // When the segment is freed, before its protocol view is unmapped.
 void close_home_views(segment_state& s);
 

@@ -258,7 +258,7 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
   s.recorded.clear();
   if (l.recorder.active()) s.recorded.assign(options.recorded_writes.begin(), options.recorded_writes.end());
   map_views(s, address, s.adopted);
-  detail::open_home_views(s);
+  detail::open_home_views(s, options.home_words);
   detail::publish(index);
   barrier();  // no node hears of the segment from another before it exists here
   return segment_builder::handle(s);
@@ -428,6 +428,13 @@ bool segment::copy_from_home(block_index b) const {
   detail::count(detail::home_copies);
   detail::count(detail::remote_reads);
   return true;
+}
+
+std::atomic<std::uint64_t>* segment::home_word(block_index b) const {
+  const auto& s = segment_builder::state(*this, "segment::home_word");
+  check_block(s, b, "segment::home_word");
+  const auto home = static_cast<std::size_t>(s.home(b));
+  return home < s.home_words.size() && s.home_words[home] != nullptr ? s.home_words[home] + b : nullptr;
 }
 
 bool segment::writes_recorded(block_index b) const {

@@ -38,6 +38,11 @@ struct segment_state {
   // node's protocol view to read (0 where there is none).
   std::uintptr_t read_registration = 0;
   std::vector<std::uintptr_t> read_keys, read_bases;
+  // Home words (segment_options::home_words, segment::home_word): by node, that node's array of
+  // one word per block of the segment, mapped read-write here (this node's own, and those of
+  // the other nodes of this host); null where there is none. `words_memfd` holds this node's.
+  int words_memfd = -1;
+  std::vector<std::atomic<std::uint64_t>*> home_words;
   std::size_t fill_blocks = 0;  // segment_options::fill_around_faults, in blocks (0, 1: off)
   bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;

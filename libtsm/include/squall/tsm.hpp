@@ -108,6 +108,7 @@ struct counts {
   std::uint64_t claimed_ahead = 0;  // blocks the home took ReadWrite after its own fault on the one before
   std::uint64_t exclusive_grants = 0;  // by this node as home: reads granted exclusively (E)
   std::uint64_t silent_upgrades = 0;   // writes to blocks granted exclusively: no message
+  std::uint64_t one_sided_reads = 0;   // read misses copied from the home's memory: no message
 };
 counts counts_of(const void* p);
 
