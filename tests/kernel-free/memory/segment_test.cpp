@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +119,36 @@ TEST(Segment, CopyFromHomeReadsTheHomesMemoryWithoutAMessage) {
     EXPECT_EQ(after.get("memory.home_views_refused"), 0u);
     barrier();
   }
+  memory::free(s);
+}
+
+// segment::home_word: with segment_options::home_words every block has one word, at its home,
+// that every node of the host reaches (all nodes of these tests share one host): each node adds
+// its number + 1 to every block's word, and each then holds the sum. A segment made without
+// them, a job of one node and SQUALL_HOME_VIEWS=0 have none.
+TEST(Segment, HomeWordsAreOneWordPerBlockThatTheNodesOfAHostShare) {
+  const int n = nodes();
+  auto s = memory::allocate(3 * static_cast<std::size_t>(n) * page, {.home_words = true});
+  auto without = memory::allocate(page);
+  EXPECT_EQ(without.home_word(0), nullptr);
+  const bool on = n > 1 && home_views_on();
+  for (memory::block_index b = 0; b < s.blocks(); ++b) {
+    std::atomic<std::uint64_t>* word = s.home_word(b);
+    if (!on) {
+      EXPECT_EQ(word, nullptr) << "block " << b;
+      continue;
+    }
+    ASSERT_NE(word, nullptr) << "block " << b;
+    EXPECT_EQ(word->load(), 0u);
+  }
+  barrier();
+  for (memory::block_index b = 0; on && b < s.blocks(); ++b) s.home_word(b)->fetch_add(static_cast<std::uint64_t>(node() + 1));
+  barrier();
+  for (memory::block_index b = 0; on && b < s.blocks(); ++b) {
+    EXPECT_EQ(s.home_word(b)->load(), static_cast<std::uint64_t>(n * (n + 1) / 2)) << "block " << b;
+  }
+  barrier();
+  memory::free(without);
   memory::free(s);
 }
 
