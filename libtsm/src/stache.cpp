@@ -50,6 +50,9 @@ std::size_t claim_window() {
 // allocation, is closed with no reader: fresh blocks go by request (and E grants).
 constexpr std::uint64_t open_bit = std::uint64_t{1} << 63;
 
+// The most blocks a home reopens at one barrier; more written blocks stay ReadWrite.
+constexpr std::size_t reopen_capacity = 4096;
+
 bool one_sided_wanted() {
   static const bool on = env_number("SQUALL_TSM_ONE_SIDED", 1, 0, 1, "0 or 1") == 1 && squall::nodes() < 64;
   return on;
@@ -102,6 +105,9 @@ void stache::attach(block_index first, block_index end, std::size_t block_size) 
   fetching_.assign(end - first, 0);
   exclusive_.assign(end - first, 0);
   granting_exclusive_.assign(end - first, 0);
+  listed_.assign(end - first, 0);
+  to_reopen_.clear();
+  to_reopen_.reserve(one_sided_ ? std::min<std::size_t>(end - first, reopen_capacity) : 0);
 }
 
 std::size_t stache::alone_chunk_bytes() {
@@ -111,8 +117,9 @@ std::size_t stache::alone_chunk_bytes() {
 bool stache::wants_home_words() { return one_sided_wanted(); }
 
 std::size_t stache::state_bytes_per_block() {
-  // + the fetch and exclusive flags, and the home's mark for an exclusive grant in progress
-  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + 3 * sizeof(char);
+  // + the fetch and exclusive flags, and the home's marks for an exclusive grant in progress
+  // and for a block listed to reopen
+  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + 4 * sizeof(char);
 }
 
 counts stache::local_counts() const {
@@ -129,7 +136,8 @@ counts stache::local_counts() const {
           .claimed_ahead = claimed_.value(),
           .exclusive_grants = exclusive_grants_.value(),
           .silent_upgrades = silent_upgrades_.value(),
-          .one_sided_reads = one_sided_reads_.value()};
+          .one_sided_reads = one_sided_reads_.value(),
+          .reopened = reopened_.value()};
 }
 
 // --- home side ---
@@ -186,6 +194,7 @@ void stache::grant(segment s, block_index b) {
   const bool exclusive = granting_exclusive_[b - first_] != 0;
   bool send_bytes = r.node != me;  // the home's protocol view is the master copy
   if (r.write || exclusive) {
+    if (r.write && r.node == me) note_written_after_readers(s, b);
     send_bytes = send_bytes && !dir_.is_sharer(b, r.node);  // an upgrade: its copy is current
     dir_.clear_sharers(b);
     dir_.set_owner(b, r.node);
@@ -250,6 +259,50 @@ bool stache::read_one_sided(segment s, block_index b) {
   s.set_tag(b, tag::read_only);
   one_sided_reads_.add();
   return true;
+}
+
+// Reopening at barriers. A block its home writes while readers of its host had copies (a
+// producer's data: Jacobi's boundary rows, a home's results that others read after a barrier)
+// would stay closed after the write, and each reader's next miss would wait for the home's
+// processor to lower its copy. So the home notes such a block at its write grant, and before
+// it enters its next barrier lowers its own copy to ReadOnly and opens the word: the readers
+// after the barrier copy the block from its memory. Its own next write is then an upgrade
+// (a local fault, and the invalidations a write needs anyway).
+void stache::note_written_after_readers(segment s, block_index b) {
+  const int me = squall::node();
+  if (!one_sided_ || listed_[b - first_] != 0 || to_reopen_.size() == to_reopen_.capacity()) return;
+  // Readers: sharers. A writer it took the block from (false sharing, a migratory block) is
+  // likelier to write it again than to read it.
+  bool near_reader = false;
+  dir_.for_each_sharer(b, [&](int n) { near_reader = near_reader || (n != me && s.shares_home_words_with(n)); });
+  if (!near_reader) return;
+  listed_[b - first_] = 1;
+  written_in_ = s;
+  to_reopen_.push_back(b);
+  reopens_waiting_.store(true, std::memory_order_relaxed);
+}
+
+void stache::before_barrier() {
+  if (reopens_waiting_.load(std::memory_order_relaxed)) am::run_locked(reopen_locked, this);
+}
+
+void stache::reopen_locked(void* self) {
+  auto& p = *static_cast<stache*>(self);
+  const int me = squall::node();
+  const segment s = p.written_in_;
+  for (const block_index b : p.to_reopen_) {
+    p.listed_[b - p.first_] = 0;
+    // Still this home's alone, written, and not in a transaction or held for an access.
+    if (p.dir_.owner(b) != me || p.dir_.busy(b) || s.tag_of(b) != tag::read_write || p.holding(s, b)) continue;
+    s.set_tag(b, tag::read_only);
+    p.exclusive_[b - p.first_] = 0;
+    p.dir_.set_owner(b, -1);
+    p.dir_.set_sharer(b, me, true);
+    p.open_if_clean(s, b);
+    p.reopened_.add();
+  }
+  p.to_reopen_.clear();
+  p.reopens_waiting_.store(false, std::memory_order_relaxed);
 }
 
 // Fault-around at the home, as the kernel maps a file's pages around a fault: when the home

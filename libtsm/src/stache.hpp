@@ -8,6 +8,7 @@
 // may run inside a fault handler on the SIGBUS path, where nothing may allocate.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +37,8 @@ class stache final : public tsm::protocol {
   void attach(block_index first, block_index end, std::size_t block_size) override;
   void read_fault(segment s, block_index b) override { acquire(s, b, false); }
   void write_fault(segment s, block_index b) override { acquire(s, b, true); }
+  // Reopens the blocks this home wrote after readers of its host had copies (PROTOCOL.md).
+  void before_barrier() override;
 
   // Message handlers (squall/tsm/messages.hpp).
   void on_request(segment s, block_index b, int from, bool write);              // home
@@ -71,6 +74,8 @@ class stache final : public tsm::protocol {
   void close(segment s, block_index b);
   void open_if_clean(segment s, block_index b);
   bool read_one_sided(segment s, block_index b);  // a reader's copy without the home's processor
+  void note_written_after_readers(segment s, block_index b);  // the home's own write grant
+  static void reopen_locked(void* self);
   void invalidate(segment s, block_index b, int holder, bool keep_read_only);
   bool lower(segment s, block_index b, bool keep_read_only);  // this node's copy; true if it was ReadWrite
   void grant(segment s, block_index b);  // the transaction is complete
@@ -91,6 +96,12 @@ class stache final : public tsm::protocol {
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
   std::vector<char> exclusive_;  // this node's ReadOnly copy was granted exclusively (E)
   std::vector<char> granting_exclusive_;  // home: the transaction in progress grants a read exclusively
+  // Home: blocks it took ReadWrite from readers of its host, to be lowered to ReadOnly and
+  // opened at its next barrier (capacity reserved at attach; `listed_` per block).
+  segment written_in_;
+  std::vector<block_index> to_reopen_;
+  std::vector<char> listed_;
+  std::atomic<bool> reopens_waiting_{false};  // to_reopen_ is not empty (read without the lock)
   struct sweep {
     block_index end = 0;  // where the home's last fault-around window of this sweep ended
     std::size_t size = 0;  // and how many blocks it was (0: none yet)
@@ -112,6 +123,7 @@ class stache final : public tsm::protocol {
   protocol_counter exclusive_grants_{"tsm.exclusive_grants"};  // as home
   protocol_counter silent_upgrades_{"tsm.silent_upgrades"};
   protocol_counter one_sided_reads_{"tsm.one_sided_reads"};
+  protocol_counter reopened_{"tsm.reopened"};
 };
 
 }  // namespace squall::tsm::detail

@@ -42,6 +42,7 @@ struct one_block {
     d.exclusive_grants = now.exclusive_grants - before.exclusive_grants;
     d.silent_upgrades = now.silent_upgrades - before.silent_upgrades;
     d.one_sided_reads = now.one_sided_reads - before.one_sided_reads;
+    d.reopened = now.reopened - before.reopened;
     return d;
   }
   std::uint64_t* mem = alloc_on_last_node();
@@ -210,6 +211,44 @@ TEST(Counts, ReadsOfACleanBlockCopyFromTheHomeWithoutAMessage) {
   EXPECT_EQ(one_sided, 2 * reaching_readers);
   if (me == home) {
     EXPECT_EQ(d.requests_served + one_sided, 2u + 2u * static_cast<std::uint64_t>(home - 1));
+  }
+  tsm::barrier();
+}
+
+// Reopening (PROTOCOL.md): the home writes a block its readers then read, round after round.
+// From the second round its write takes the block from readers, so at its barrier it lowers
+// its copy and opens the block, and every reader that reaches its memory copies it without a
+// message; the home's next write is an upgrade that invalidates them all again.
+TEST(Counts, AHomesWriteAfterReadersIsReopenedAtItsBarrier) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  one_block blk;
+  const int me = node(), home = nodes() - 1;
+  const memory::segment seg = memory::segment_of(blk.mem);
+  const bool reachable = seg.home_word(seg.block_of(blk.mem)) != nullptr;
+  const std::uint64_t reaching_readers = allreduce(std::uint64_t{me != home && reachable});
+  for (int r = 1; r <= ping_pong_rounds; ++r) {
+    step(home, [&] { blk.words()[5] = static_cast<std::uint64_t>(r); });
+    if (me != home) {
+      EXPECT_EQ(blk.words()[5], static_cast<std::uint64_t>(r));
+    }
+    tsm::barrier();
+  }
+  const tsm::counts d = blk.delta();
+  if (me != home) {
+    EXPECT_EQ(d.read_misses, static_cast<std::uint64_t>(ping_pong_rounds));
+    EXPECT_EQ(d.invalidations_received, static_cast<std::uint64_t>(ping_pong_rounds - 1));
+  }
+  // Round 1: the first reader asks, the others (where they reach the home) copy. Then every
+  // reader that reaches it copies.
+  const std::uint64_t one_sided = allreduce(d.one_sided_reads);
+  if (reaching_readers > 0) {
+    EXPECT_GE(one_sided, (ping_pong_rounds - 1) * reaching_readers);
+    EXPECT_LE(one_sided, ping_pong_rounds * reaching_readers);
+  } else {
+    EXPECT_EQ(one_sided, 0u);
+  }
+  if (me == home) {
+    EXPECT_EQ(d.reopened, reaching_readers > 0 ? static_cast<std::uint64_t>(ping_pong_rounds - 1) : 0u);
   }
   tsm::barrier();
 }

@@ -140,6 +140,9 @@ class segment {
   // this node cannot reach it: the home on another host, SQUALL_HOME_VIEWS=0, a job of one
   // node, a segment made without home words. Wherever it is not null, copy_from_home(b) copies.
   std::atomic<std::uint64_t>* home_word(block_index b) const;
+  // Whether `node` (not this one) and this node reach each other's home words: both on this
+  // host, with home views and home words.
+  bool shares_home_words_with(int node) const;
 
   void bind(protocol& p) const;
   protocol* bound_protocol() const;

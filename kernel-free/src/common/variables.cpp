@@ -37,6 +37,7 @@ constexpr variable table[] = {
     {"SQUALL_TSM_HEAP_MIB", libtsm, "1024"},
     {"SQUALL_TSM_HOLD_US", libtsm, "50"},
     {"SQUALL_TSM_FAULT_AROUND", libtsm, "16"},
+    {"SQUALL_TSM_ONE_SIDED", libtsm, "1"},
     {"SQUALL_TSM_PROTOCOL", libtsm, "stache"},
     {"SQUALL_PARMACS_LOCKS", libtsm, "65536"},
     {"SQUALL_PARMACS_OBJECTS", libtsm, "65536"},

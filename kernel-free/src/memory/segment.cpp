@@ -437,6 +437,13 @@ std::atomic<std::uint64_t>* segment::home_word(block_index b) const {
   return home < s.home_words.size() && s.home_words[home] != nullptr ? s.home_words[home] + b : nullptr;
 }
 
+bool segment::shares_home_words_with(int node) const {
+  const auto& s = segment_builder::state(*this, "segment::shares_home_words_with");
+  const auto n = static_cast<std::size_t>(node);
+  rt::node_runtime* nd = rt::current();
+  return n < s.home_words.size() && s.home_words[n] != nullptr && (nd == nullptr || node != nd->me);
+}
+
 bool segment::writes_recorded(block_index b) const {
   const auto& s = segment_builder::state(*this, "segment::writes_recorded");
   check_block(s, b, "segment::writes_recorded");
