@@ -105,7 +105,7 @@ void stache::attach(block_index first, block_index end, std::size_t block_size) 
   fetching_.assign(end - first, 0);
   exclusive_.assign(end - first, 0);
   granting_exclusive_.assign(end - first, 0);
-  listed_.assign(end - first, 0);
+  reopen_marks_.assign(end - first, not_listed);
   to_reopen_.clear();
   to_reopen_.reserve(one_sided_ ? std::min<std::size_t>(end - first, reopen_capacity) : 0);
 }
@@ -154,7 +154,7 @@ void stache::on_request(segment s, block_index b, int from, bool write) {
 
 void stache::start(segment s, block_index b, int from, bool write) {
   dir_.start(b, from, write);
-  close(s, b);  // before anything is decided: the readers registered so far count as sharers
+  close(s, b, write);  // before anything is decided: the readers registered so far count as sharers
   const int owner = dir_.owner(b);
   if (write) {
     dir_.for_each_sharer(b, [&](int n) {
@@ -222,12 +222,16 @@ void stache::grant(segment s, block_index b) {
 // One-sided reads (PROTOCOL.md). The home closes the word at the start of every transaction:
 // from then on a reader finds it closed and asks by message, and every reader that registered
 // while it was open is a sharer like one granted by message (so a write will invalidate it).
-void stache::close(segment s, block_index b) {
+void stache::close(segment s, block_index b, bool write) {
   if (!one_sided_) return;
   std::atomic<std::uint64_t>* word = s.home_word(b);
   if (word == nullptr) return;
   const std::uint64_t was = word->fetch_and(~open_bit, std::memory_order_acq_rel);
   if ((was & open_bit) == 0) return;  // bits left by readers that found it closed: not sharers
+  // A reopened block pays off once a reader copies it; a write before that ends it unpaid.
+  reopen_mark& mark = reopen_marks_[b - first_];
+  if (mark == reopened && (was & ~open_bit) != 0) mark = not_listed;
+  if (mark == reopened && write) mark = not_worth_it;
   for (std::uint64_t readers = was & ~open_bit; readers != 0; readers &= readers - 1) {
     dir_.set_sharer(b, __builtin_ctzll(readers), true);
   }
@@ -267,16 +271,18 @@ bool stache::read_one_sided(segment s, block_index b) {
 // processor to lower its copy. So the home notes such a block at its write grant, and before
 // it enters its next barrier lowers its own copy to ReadOnly and opens the word: the readers
 // after the barrier copy the block from its memory. Its own next write is then an upgrade
-// (a local fault, and the invalidations a write needs anyway).
+// (a local fault, and the invalidations a write needs anyway). A reopened block that closes
+// again for a write before any reader copied it (the home wrote first, or its readers are on
+// other hosts) cost the home that fault for nothing: it is not reopened again.
 void stache::note_written_after_readers(segment s, block_index b) {
   const int me = squall::node();
-  if (!one_sided_ || listed_[b - first_] != 0 || to_reopen_.size() == to_reopen_.capacity()) return;
+  if (!one_sided_ || reopen_marks_[b - first_] != not_listed || to_reopen_.size() == to_reopen_.capacity()) return;
   // Readers: sharers. A writer it took the block from (false sharing, a migratory block) is
   // likelier to write it again than to read it.
   bool near_reader = false;
   dir_.for_each_sharer(b, [&](int n) { near_reader = near_reader || (n != me && s.shares_home_words_with(n)); });
   if (!near_reader) return;
-  listed_[b - first_] = 1;
+  reopen_marks_[b - first_] = listed;
   written_in_ = s;
   to_reopen_.push_back(b);
   reopens_waiting_.store(true, std::memory_order_relaxed);
@@ -291,9 +297,11 @@ void stache::reopen_locked(void* self) {
   const int me = squall::node();
   const segment s = p.written_in_;
   for (const block_index b : p.to_reopen_) {
-    p.listed_[b - p.first_] = 0;
+    reopen_mark& mark = p.reopen_marks_[b - p.first_];
+    mark = not_listed;
     // Still this home's alone, written, and not in a transaction or held for an access.
     if (p.dir_.owner(b) != me || p.dir_.busy(b) || s.tag_of(b) != tag::read_write || p.holding(s, b)) continue;
+    mark = reopened;
     s.set_tag(b, tag::read_only);
     p.exclusive_[b - p.first_] = 0;
     p.dir_.set_owner(b, -1);

@@ -71,7 +71,7 @@ class stache final : public tsm::protocol {
   // The one-sided directory (PROTOCOL.md, "One-sided reads"): the home closes a block's home
   // word while a transaction runs or a node holds the block writable, taking in the readers
   // that registered there; it opens it when the block is clean again.
-  void close(segment s, block_index b);
+  void close(segment s, block_index b, bool write);
   void open_if_clean(segment s, block_index b);
   bool read_one_sided(segment s, block_index b);  // a reader's copy without the home's processor
   void note_written_after_readers(segment s, block_index b);  // the home's own write grant
@@ -97,10 +97,16 @@ class stache final : public tsm::protocol {
   std::vector<char> exclusive_;  // this node's ReadOnly copy was granted exclusively (E)
   std::vector<char> granting_exclusive_;  // home: the transaction in progress grants a read exclusively
   // Home: blocks it took ReadWrite from readers of its host, to be lowered to ReadOnly and
-  // opened at its next barrier (capacity reserved at attach; `listed_` per block).
+  // opened at its next barrier (capacity reserved at attach), and per block where it stands.
+  enum reopen_mark : char {
+    not_listed,
+    listed,
+    reopened,      // open since the home's barrier: did anyone copy it before it closed?
+    not_worth_it,  // a reopening that nobody copied from: never listed again
+  };
   segment written_in_;
   std::vector<block_index> to_reopen_;
-  std::vector<char> listed_;
+  std::vector<reopen_mark> reopen_marks_;
   std::atomic<bool> reopens_waiting_{false};  // to_reopen_ is not empty (read without the lock)
   struct sweep {
     block_index end = 0;  // where the home's last fault-around window of this sweep ended
