@@ -195,6 +195,9 @@ void stache::grant(segment s, block_index b) {
   bool send_bytes = r.node != me;  // the home's protocol view is the master copy
   if (r.write || exclusive) {
     if (r.write && r.node == me) note_written_after_readers(s, b);
+    // Written by another node too: its readers may write it next, as under a lock (WATER-SPATIAL's
+    // molecules): reopening it would cost the home upgrades and the readers misses.
+    if (r.write && r.node != me) reopen_marks_[b - first_] = not_worth_it;
     send_bytes = send_bytes && !dir_.is_sharer(b, r.node);  // an upgrade: its copy is current
     dir_.clear_sharers(b);
     dir_.set_owner(b, r.node);
@@ -298,6 +301,7 @@ void stache::reopen_locked(void* self) {
   const segment s = p.written_in_;
   for (const block_index b : p.to_reopen_) {
     reopen_mark& mark = p.reopen_marks_[b - p.first_];
+    if (mark != listed) continue;  // another node wrote it since it was listed
     mark = not_listed;
     // Still this home's alone, written, and not in a transaction or held for an access.
     if (p.dir_.owner(b) != me || p.dir_.busy(b) || s.tag_of(b) != tag::read_write || p.holding(s, b)) continue;
