@@ -81,6 +81,7 @@ TEST(Counts, FalseSharingPingPong) {
   if (me == home) {
     EXPECT_EQ(d.requests_served, 2u * ping_pong_rounds);
     EXPECT_EQ(d.invalidations_sent, 2u * ping_pong_rounds - 1);
+    EXPECT_EQ(d.reopened, 0u);  // written by writers, not read: nothing to reopen for
   }
   if (me >= 2) {
     EXPECT_EQ(d.write_misses + d.read_misses, 0u);
