@@ -22,6 +22,7 @@ struct segment_state {
   std::uint32_t index = 0;  // this slot's number
   std::uint32_t generation = 0;
   std::byte* app = nullptr;    // application view, at the global address
+  std::size_t colour = 0;      // bytes of the segment range reserved before `app` (segment.cpp)
   std::byte* proto = nullptr;  // protocol view, anywhere; never faults
   std::size_t bytes = 0, block_size = 0, blocks = 0;
   unsigned block_shift = 0;
