@@ -47,6 +47,11 @@ struct one_block {
   }
   std::uint64_t* mem = alloc_on_last_node();
   volatile std::uint64_t* words() const { return mem; }
+  // Whether this node can read the block one-sidedly: it reaches the home's word for it.
+  bool home_word_reachable() const {
+    const memory::segment seg = memory::segment_of(mem);
+    return seg.home_word(seg.block_of(mem)) != nullptr;
+  }
   tsm::counts before = tsm::counts_of(mem);
 };
 
@@ -183,8 +188,7 @@ TEST(Counts, ReadsOfACleanBlockCopyFromTheHomeWithoutAMessage) {
   if (nodes() < 3) GTEST_SKIP() << "needs 3 nodes";
   one_block blk;
   const int me = node(), home = nodes() - 1;
-  const memory::segment seg = memory::segment_of(blk.mem);
-  const bool reachable = seg.home_word(seg.block_of(blk.mem)) != nullptr;
+  const bool reachable = blk.home_word_reachable();
   step(0, [&] { blk.words()[2] = 41; });
   step(1, [&] { EXPECT_EQ(blk.words()[2], 41u); });
   for (int reader = 2; reader < home; ++reader) {
@@ -226,8 +230,7 @@ TEST(Counts, AHomesWriteAfterReadersIsReopenedAtItsBarrier) {
   if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
   one_block blk;
   const int me = node(), home = nodes() - 1;
-  const memory::segment seg = memory::segment_of(blk.mem);
-  const bool reachable = seg.home_word(seg.block_of(blk.mem)) != nullptr;
+  const bool reachable = blk.home_word_reachable();
   const std::uint64_t reaching_readers = allreduce(std::uint64_t{me != home && reachable});
   for (int r = 1; r <= ping_pong_rounds; ++r) {
     step(home, [&] { blk.words()[5] = static_cast<std::uint64_t>(r); });
