@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The stache protocol for TSM blocks, written on the protocol kit (squall/tsm/protocol.hpp):
 // the home side (a home_directory entry per block and the requests waiting for busy blocks)
-// and the cache side (fault handlers that ask the home and wait). The states and messages
-// are described in libtsm/PROTOCOL.md.
+// and the cache side (fault handlers that ask the home and wait), in stache.cpp; the
+// one-sided reads of blocks clean at a home of this host, in stache_one_sided.cpp. The states
+// and messages are described in libtsm/PROTOCOL.md.
 //
 // Everything a message handler or fault handler touches is allocated in attach: handlers
 // may run inside a fault handler on the SIGBUS path, where nothing may allocate.
@@ -104,6 +105,7 @@ class stache final : public tsm::protocol {
     reopened,      // open since the home's barrier: did anyone copy it before it closed?
     not_worth_it,  // a reopening that nobody copied from: never listed again
   };
+  static constexpr std::size_t reopen_capacity = 4096;  // more written blocks stay ReadWrite
   segment written_in_;
   std::vector<block_index> to_reopen_;
   std::vector<reopen_mark> reopen_marks_;
