@@ -38,6 +38,7 @@ class stache final : public tsm::protocol {
   void attach(block_index first, block_index end, std::size_t block_size) override;
   void read_fault(segment s, block_index b) override { acquire(s, b, false); }
   void write_fault(segment s, block_index b) override { acquire(s, b, true); }
+  void started(segment s) override { segment_ = s; }
   // Reopens the blocks this home wrote after readers of its host had copies (PROTOCOL.md).
   void before_barrier() override;
 
@@ -92,6 +93,7 @@ class stache final : public tsm::protocol {
   home_directory dir_;  // for the blocks homed here
   bool answered_ = false;  // this node's request in flight was granted
   bool one_sided_ = false;  // SQUALL_TSM_ONE_SIDED, and few enough nodes for a word's bits
+  segment segment_;  // the segment this stache runs blocks of (started)
   block_index first_ = 0;
   std::size_t chunk_blocks_ = 1;  // alone_chunk_bytes() in blocks (1: not alone)
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
@@ -106,7 +108,6 @@ class stache final : public tsm::protocol {
     not_worth_it,  // a reopening that nobody copied from: never listed again
   };
   static constexpr std::size_t reopen_capacity = 4096;  // more written blocks stay ReadWrite
-  segment written_in_;
   std::vector<block_index> to_reopen_;
   std::vector<reopen_mark> reopen_marks_;
   std::atomic<bool> reopens_waiting_{false};  // to_reopen_ is not empty (read without the lock)

@@ -89,7 +89,6 @@ void stache::note_written_after_readers(segment s, block_index b) {
   dir_.for_each_sharer(b, [&](int n) { near_reader = near_reader || (n != me && s.shares_home_words_with(n)); });
   if (!near_reader) return;
   reopen_marks_[b - first_] = listed;
-  written_in_ = s;
   to_reopen_.push_back(b);
   reopens_waiting_.store(true, std::memory_order_relaxed);
 }
@@ -101,7 +100,7 @@ void stache::before_barrier() {
 void stache::reopen_locked(void* self) {
   auto& p = *static_cast<stache*>(self);
   const int me = squall::node();
-  const segment s = p.written_in_;
+  const segment s = p.segment_;
   for (const block_index b : p.to_reopen_) {
     reopen_mark& mark = p.reopen_marks_[b - p.first_];
     if (mark != listed) continue;  // another node wrote it since it was listed

@@ -181,8 +181,6 @@ void check_recorded_ranges(std::span<const block_range> ranges, std::size_t bloc
   }
 }
 
-// allocate and adopt: `adopted` is the range to keep (adopt) or nullptr (a range of the
-// segment space).
 // Where a segment starts past its reservation: segments allocated one after another would
 // otherwise lie exactly their size apart, and a loop over two of them (a stencil reading one
 // grid and writing another, both 32 MiB) then ran 15-25% slower than over the same arrays
@@ -197,6 +195,8 @@ std::size_t colour_of(std::uint32_t slot, std::size_t alignment) {
   return step * (slot * 5 % 15 + 1);
 }
 
+// allocate and adopt: `adopted` is the range to keep (adopt) or nullptr (a range of the
+// segment space).
 segment create(std::size_t bytes, const segment_options& options, std::byte* adopted, const char* api) {
   rt::require(api);
   const std::size_t block_size = options.block_size == 0 ? page_size() : options.block_size;
