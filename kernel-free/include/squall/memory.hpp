@@ -96,8 +96,9 @@ struct segment_options {
   // Bytes (0: off): before a fault on an Invalid block is served, and before the node lock,
   // the pages of the aligned run of this many bytes around it are put in the page cache (zero
   // where never written; bytes there are kept). For a protocol that maps a whole run at its
-  // first fault: the pages are then zeroed by the faulting thread, not under the node lock
-  // while the node's other threads wait. Rounded to whole blocks.
+  // first fault: the pages are then allocated by the faulting thread (or by one of several
+  // fault threads, expect_concurrent_faults), not under the fault lock while the node's other
+  // threads' faults wait; shmem zeroes each as it is mapped. Rounded to whole blocks.
   std::size_t fill_around_faults = 0;
   // A word per block in its home's memory that the nodes of the home's host update
   // atomically, without the home's processor (segment::home_word): the one-sided directory of
@@ -190,6 +191,11 @@ segment segment_of(const void* address);
 enum class fault_path { sigbus, thread };
 // How faults reach handlers in this process (starts the memory layer if it has not started).
 fault_path active_fault_path();
+// How many threads of this node may fault at once (default 1; at most 64). On the thread path
+// as many fault-handling threads then wait for faults, so that the pages of several first
+// touches (segment_options::fill_around_faults) are zeroed side by side; protocol handlers
+// still run one at a time. Never lowers the number. Starts the memory layer.
+void expect_concurrent_faults(int threads);
 // The size of the range all segments come from (SQUALL_SEGMENT_SPACE_GIB; a segment larger
 // than this can never be allocated). Does not start the memory layer.
 std::size_t segment_range_bytes();

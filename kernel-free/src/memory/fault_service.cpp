@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "memory/fault_service.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +29,9 @@ thread_local int handlers_running = 0;
 // handlers), except while such a wait sleeps (runtime/waiting.cpp).
 rt::node_lock faults_one_at_a_time;  // the node lock's class: re-entrant, yields while spinning
 std::atomic<std::uint64_t> retirements{0};
+// Fills (fill_reported) run outside the fault lock, several at once on the thread path; a
+// segment's retirement waits for those in flight before its memory goes.
+std::atomic<int> fills_in_flight{0};
 
 class fault_guard {
  public:
@@ -69,9 +73,33 @@ faults_held_off::~faults_held_off() { faults_one_at_a_time.unlock(); }
 
 void retire_from_faults(segment_state& s) {
   faults_held_off no_fault_in_flight;
-  s.retiring.store(true, std::memory_order_relaxed);
-  retirements.fetch_add(1, std::memory_order_relaxed);
+  s.retiring.store(true, std::memory_order_seq_cst);
+  retirements.fetch_add(1, std::memory_order_seq_cst);
+  // A fill that began before this saw neither and may still be allocating the segment's
+  // pages: wait for it (a fill takes well under a millisecond and holds no lock).
+  while (fills_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
 }
+
+// Nothing is read of a segment before this fill counts as in flight and has seen that no
+// retirement began since `retirements_before` (a report read then may concern a range that
+// another segment holds by now).
+void fill_reported(const void* address, std::uint64_t retirements_before) {
+  fills_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  segment_state* s = retirements.load(std::memory_order_seq_cst) == retirements_before ? find_segment(address) : nullptr;
+  if (s != nullptr && !s->retiring.load(std::memory_order_seq_cst) && s->fill_blocks > 1) {
+    const block_index b = s->block_of(address);
+    if (s->tags[b].load(std::memory_order_acquire) == tag::invalid) {
+      const block_index first = b - b % s->fill_blocks;
+      fill_pages(*s, first, std::min(s->fill_blocks, s->blocks - first));
+      count(fills_around);
+    }
+  }
+  fills_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+namespace {
+void serve_filled(segment_state& s, block_index b, bool write, int faulter);
+}  // namespace
 
 std::uint64_t retirements_begun() { return retirements.load(std::memory_order_relaxed); }
 
@@ -86,22 +114,27 @@ wake_range serve_reported_fault(const void* address, bool write, int faulter,
   segment_state* s = find_segment(address);
   if (s == nullptr || s->retiring.load(std::memory_order_relaxed)) return {};
   const block_index b = s->block_of(address);
-  serve_fault(*s, b, write, faulter);
+  serve_filled(*s, b, write, faulter);
   return {s->app_block(b), s->block_size};
 }
 
 void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
+  if (s.fill_blocks > 1 && s.tags[b].load(std::memory_order_acquire) == tag::invalid) {
+    fill_reported(s.app_block(b), retirements.load(std::memory_order_seq_cst));
+  }
+  serve_filled(s, b, write, faulter);
+}
+
+namespace {
+
+// serve_fault once the run around b was filled.
+void serve_filled(segment_state& s, block_index b, bool write, int faulter) {
   if (handlers_running > 0) {
     fatal_in_signal("a fault handler touched the application view (block %zu of the segment at %p, tag "
           "%s); protocol code must use the protocol view",
           b, static_cast<void*>(s.app), tag_name(s.tags[b].load(std::memory_order_acquire)));
   }
   refuse_fault_under_node_lock(faulter, s, b, write);
-  if (s.fill_blocks > 1 && s.tags[b].load(std::memory_order_acquire) == tag::invalid) {
-    const block_index first = b - b % s.fill_blocks;
-    fill_pages(s, first, std::min(s.fill_blocks, s.blocks - first));
-    count(fills_around);
-  }
   fault_guard guard;  // first: a handler that ran meanwhile may have raised the tag
   const tag before = s.tags[b].load(std::memory_order_acquire);
   const int uffd = s.uffd_of(b);
@@ -134,5 +167,7 @@ void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
           write ? "ReadWrite" : "ReadOnly or ReadWrite");
   }
 }
+
+}  // namespace
 
 }  // namespace squall::memory::detail

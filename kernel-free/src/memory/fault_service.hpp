@@ -24,6 +24,14 @@ struct wake_range {
   std::size_t bytes = 0;
 };
 
+// Before a fault on an Invalid block is served, and without the fault lock, the pages of the
+// run around it are put in the page cache (segment_options::fill_around_faults): the
+// allocation then runs in each faulting thread, or in several fault threads, side by side,
+// not one at a time under the lock. serve_fault does it first; the thread path calls this
+// for a report it read when retirements_begun() gave `retirements_before_read`, and does
+// nothing when a segment began retiring since (the address may be another segment's by now).
+void fill_reported(const void* address, std::uint64_t retirements_before_read);
+
 // The thread path's entry: serves a fault the userfaultfd reported at `address` and returns
 // the range to wake its waiters in (the block's, in the application view). The report was
 // read when retirements_begun() gave `retirements_before_read`:

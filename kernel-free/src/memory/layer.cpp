@@ -84,7 +84,7 @@ layer* start() {
   if (l->path == fault_path::sigbus) {
     install_sigbus_handler();
   } else {
-    start_fault_thread(l->uffd.fd);
+    start_fault_threads(l->uffd.fd, 1);
   }
   return l;
 }

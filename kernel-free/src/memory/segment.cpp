@@ -21,6 +21,7 @@
 #include "memory/layer.hpp"
 #include "memory/page_tables.hpp"
 #include "memory/segment_builder.hpp"
+#include "memory/thread_path.hpp"
 #include "memory/uffd_abi.hpp"
 #include "memory/write_recording.hpp"
 #include "runtime/node.hpp"
@@ -332,6 +333,14 @@ segment segment_of(const void* address) {
 }
 
 fault_path active_fault_path() { return detail::started_layer().path; }
+
+void expect_concurrent_faults(int threads) {
+  if (threads < 1 || threads > 64) {
+    throw usage_error(format("memory::expect_concurrent_faults: %d threads (1 to 64)", threads));
+  }
+  detail::layer& l = detail::started_layer();
+  if (l.path == fault_path::thread) detail::start_fault_threads(l.uffd.fd, threads);
+}
 std::size_t segment_range_bytes() { return detail::configured_range_bytes(); }
 
 std::byte* segment::base() const { return segment_builder::state(*this, "segment::base").app; }

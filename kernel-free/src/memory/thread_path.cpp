@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "common/log.hpp"
@@ -24,35 +25,60 @@ void wake(int uffd, wake_range block) {
   if (::ioctl(uffd, UFFDIO_WAKE, &r) != 0) fatal("UFFDIO_WAKE failed: %s", std::strerror(errno));
 }
 
-// The ranges woken while serving one read's reports. A later report of the same read that
-// falls in one is a duplicate (several threads faulted on one block): its thread was waiting
-// when the range was woken, so no one waits on it any more. Serving it would run the protocol
-// for nobody, and could take the block back from another node.
-class woken_ranges {
+// The ranges the fault threads woke, in order. A report read before a wake of its range is a
+// duplicate: its thread was waiting when the range was woken, so it no longer waits on that
+// report (it ran on, or faulted again, which makes a new report). Serving the report would run
+// the protocol for nobody and could take the block back from another node; with several fault
+// threads it could also find that thread holding the node lock by then, for a good reason.
+// Such a report is not served; its page is woken (harmless) in case the log cannot tell.
+class wake_log {
  public:
-  bool holds(std::uintptr_t address) const {
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (address - start_[i] < bytes_[i]) return true;
+  std::uint64_t now() {
+    std::lock_guard g(mu_);
+    return next_;
+  }
+  // After the wake itself: a report read later is a new fault, never mistaken for a duplicate.
+  void add(wake_range r) {
+    std::lock_guard g(mu_);
+    ring_[next_ % capacity] = {reinterpret_cast<std::uintptr_t>(r.start), r.bytes};
+    ++next_;
+  }
+  // Whether a wake since `since` covered `address`; true also when too many wakes happened
+  // since to tell (then the report's thread faults again if it still needs to).
+  bool woken_since(std::uint64_t since, std::uintptr_t address) {
+    std::lock_guard g(mu_);
+    if (next_ - since > capacity) return true;
+    for (std::uint64_t i = since; i < next_; ++i) {
+      const entry& e = ring_[i % capacity];
+      if (address - e.start < e.bytes) return true;
     }
     return false;
   }
-  void add(wake_range r) {
-    start_[n_] = reinterpret_cast<std::uintptr_t>(r.start);
-    bytes_[n_] = r.bytes;
-    ++n_;
-  }
 
  private:
-  std::uintptr_t start_[reports_per_read];
-  std::size_t bytes_[reports_per_read];
-  std::size_t n_ = 0;
+  static constexpr std::uint64_t capacity = 64;
+  struct entry {
+    std::uintptr_t start = 0;
+    std::size_t bytes = 0;
+  };
+  std::mutex mu_;
+  std::uint64_t next_ = 0;
+  entry ring_[capacity];
 };
 
-void serve(int uffd, const uffd_msg& m, std::uint64_t retirements_before_read, woken_ranges& woken) {
+wake_log woken;
+
+void serve(int uffd, const uffd_msg& m, std::uint64_t retirements_before_read, std::uint64_t wakes_before_read) {
   if (m.event != UFFD_EVENT_PAGEFAULT) return;
   const std::uintptr_t address = m.arg.pagefault.address;
-  if (woken.holds(address)) {
+  // Side by side with the other fault threads; then one report at a time, as protocol handlers
+  // run anyway, so that a wake cannot come between the look at the log and the serving.
+  fill_reported(reinterpret_cast<const void*>(address), retirements_before_read);
+  faults_held_off one_at_a_time;
+  if (woken.woken_since(wakes_before_read, address)) {
     count(reports_not_served);
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    wake(uffd, {reinterpret_cast<std::byte*>(address & ~(page - 1)), page});
     return;
   }
   const auto flags = m.arg.pagefault.flags;
@@ -75,20 +101,25 @@ void serve_forever(int uffd) {
     pollfd p{uffd, POLLIN, 0};
     if (::poll(&p, 1, -1) < 0 && errno != EINTR) fatal("poll on the userfaultfd: %s", std::strerror(errno));
     const std::uint64_t retirements_before_read = retirements_begun();
+    const std::uint64_t wakes_before_read = woken.now();
     const ssize_t n = ::read(uffd, messages, sizeof messages);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
       fatal("reading the userfaultfd: %s", std::strerror(errno));
     }
-    woken_ranges woken;
     for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(uffd_msg)); ++i) {
-      serve(uffd, messages[i], retirements_before_read, woken);
+      serve(uffd, messages[i], retirements_before_read, wakes_before_read);
     }
   }
 }
 
 }  // namespace
 
-void start_fault_thread(int uffd) { std::thread(serve_forever, uffd).detach(); }
+void start_fault_threads(int uffd, int threads) {
+  static std::mutex mu;
+  static int started = 0;
+  std::lock_guard g(mu);
+  for (; started < threads; ++started) std::thread(serve_forever, uffd).detach();
+}
 
 }  // namespace squall::memory::detail

@@ -6,7 +6,8 @@
 
 namespace squall::memory::detail {
 
-// Starts the thread (it lives as long as the process).
-void start_fault_thread(int uffd);
+// Starts fault threads until `threads` serve the userfaultfd (they live as long as the
+// process). Each reads reports and serves them; all wake at a report, one takes it.
+void start_fault_threads(int uffd, int threads);
 
 }  // namespace squall::memory::detail

@@ -23,6 +23,7 @@
 #include <sys/personality.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,7 @@
 
 #include <squall/am.hpp>
 #include <squall/error.hpp>
+#include <squall/memory.hpp>
 #include <squall/parmacs.h>
 #include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
@@ -233,6 +235,7 @@ extern "C" void squall_parmacs_boot(int argc, char** argv, char**, void (*)(void
     the_job->busy = std::make_unique<std::atomic<bool>[]>(slots * static_cast<std::size_t>(squall::nodes()));
     the_job->assigned = std::make_unique<std::atomic<std::uintptr_t>[]>(slots);
     the_job->threads = std::make_unique<std::thread[]>(slots);
+    memory::expect_concurrent_faults(static_cast<int>(std::min<long>(the_job->per_node, 64)));
     tsm::init({.protocol = protocol});
     start_sync();
     the_job->data = program_data();

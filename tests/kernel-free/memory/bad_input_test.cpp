@@ -54,6 +54,12 @@ TEST(BadInput, EmptySegment) {
   expect_usage_error([] { memory::allocate(0); }, "at least one byte");
 }
 
+TEST(BadInput, ConcurrentFaultThreadsOutOfRange) {
+  EXPECT_THROW(memory::expect_concurrent_faults(0), usage_error);
+  EXPECT_THROW(memory::expect_concurrent_faults(65), usage_error);
+  EXPECT_NO_THROW(memory::expect_concurrent_faults(1));
+}
+
 TEST(BadInput, AddressOutsideEverySegment) {
   auto s = memory::allocate(2 * page);
   int local = 0;
