@@ -124,7 +124,10 @@ class segment {
   tag tag_of(block_index b) const;
   void set_tag(block_index b, tag t) const;
   // The tag of every block of [first, end), all Invalid (usage_error otherwise), set to t in
-  // one step: their pages are mapped with one system call, not one per block.
+  // one step: their pages are mapped with one system call, not one per block. Called from a
+  // fault handler, the tags are set at once and the pages mapped once the handler returns,
+  // outside the node lock, before the faulting thread runs on (another thread touching one
+  // meanwhile maps it itself; lowering one of these tags waits for the mapping).
   void set_tags(block_index first, block_index end, tag t) const;
   // Writes `data` (exactly one block) through the protocol view and sets the tag, in one step.
   void install(block_index b, std::span<const std::byte> data, tag t) const;

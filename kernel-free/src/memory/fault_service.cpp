@@ -10,6 +10,7 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "memory/counters.hpp"
+#include "memory/deferred_maps.hpp"
 #include "memory/layer.hpp"
 #include "memory/page_tables.hpp"
 #include "memory/segment_builder.hpp"
@@ -55,11 +56,27 @@ int fault_counter(tag t, bool write) {
   return t == tag::invalid ? write_faults_on_invalid : write_faults_on_read_only;
 }
 
-// The faulting thread holds the node lock: see fault_service.hpp.
-void refuse_fault_under_node_lock(int faulter, const segment_state& s, block_index b, bool write) {
+// A report the thread path took for its faulting thread's (faulter != 0) may be a late one:
+// that thread was woken by another fault thread's serving of the same block and has run on,
+// perhaps into the node lock. The first such report of a thread and block is therefore only
+// woken (the caller serves nothing); the thread, if it really faulted under the lock, faults
+// again on the same block and is reported then. Read and written under the fault lock.
+struct suspect {
+  int tid = 0;
+  const segment_state* s = nullptr;
+  block_index b = 0;
+} last_suspect;
+
+// The faulting thread holds the node lock: see fault_service.hpp. False: nothing to serve.
+bool refuse_fault_under_node_lock(int faulter, const segment_state& s, block_index b, bool write) {
   const rt::node_runtime* nd = rt::current();
   const int tid = faulter != 0 ? faulter : rt::node_lock::self();
-  if (nd == nullptr || !nd->lock.held_by(tid)) return;
+  if (nd == nullptr || !nd->lock.held_by(tid)) return true;
+  if (faulter != 0 && (last_suspect.tid != tid || last_suspect.s != &s || last_suspect.b != b)) {
+    last_suspect = {tid, &s, b};
+    count(reports_not_served);
+    return false;
+  }
   fatal_in_signal("a %s of block %zu of the segment at %p faulted while its thread held the node lock "
                   "(inside a message handler or an am::wait_until predicate?); code that runs under "
                   "the node lock must not touch an application view - use the protocol view",
@@ -76,8 +93,11 @@ void retire_from_faults(segment_state& s) {
   s.retiring.store(true, std::memory_order_seq_cst);
   retirements.fetch_add(1, std::memory_order_seq_cst);
   // A fill that began before this saw neither and may still be allocating the segment's
-  // pages: wait for it (a fill takes well under a millisecond and holds no lock).
-  while (fills_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
+  // pages, and a handler's deferred mapping may still be mapping them: wait for both (each
+  // takes well under a millisecond and holds no lock).
+  while (fills_in_flight.load(std::memory_order_seq_cst) != 0 || s.maps_in_flight.load(std::memory_order_seq_cst) != 0) {
+    sched_yield();
+  }
 }
 
 // Nothing is read of a segment before this fill counts as in flight and has seen that no
@@ -123,18 +143,20 @@ void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
     fill_reported(s.app_block(b), retirements.load(std::memory_order_seq_cst));
   }
   serve_filled(s, b, write, faulter);
+  map_deferred();  // the locks are let go: side by side with other threads' faults
 }
 
 namespace {
 
-// serve_fault once the run around b was filled.
+// serve_fault once the run around b was filled, but for the mapping of what the handler
+// raised in runs (deferred_maps.hpp), left to the caller.
 void serve_filled(segment_state& s, block_index b, bool write, int faulter) {
   if (handlers_running > 0) {
     fatal_in_signal("a fault handler touched the application view (block %zu of the segment at %p, tag "
           "%s); protocol code must use the protocol view",
           b, static_cast<void*>(s.app), tag_name(s.tags[b].load(std::memory_order_acquire)));
   }
-  refuse_fault_under_node_lock(faulter, s, b, write);
+  if (!refuse_fault_under_node_lock(faulter, s, b, write)) return;
   fault_guard guard;  // first: a handler that ran meanwhile may have raised the tag
   const tag before = s.tags[b].load(std::memory_order_acquire);
   const int uffd = s.uffd_of(b);
@@ -152,10 +174,13 @@ void serve_filled(segment_state& s, block_index b, bool write, int faulter) {
   count(fault_counter(before, write));
   ++handlers_running;
   const std::int64_t start = now_ns();
-  if (write) {
-    p->write_fault(segment_builder::handle(s), b);
-  } else {
-    p->read_fault(segment_builder::handle(s), b);
+  {
+    mapping_deferred after_the_locks;  // runs it raises are mapped by map_deferred
+    if (write) {
+      p->write_fault(segment_builder::handle(s), b);
+    } else {
+      p->read_fault(segment_builder::handle(s), b);
+    }
   }
   count(fault_handler_ns, static_cast<std::uint64_t>(now_ns() - start));
   --handlers_running;

@@ -14,7 +14,10 @@ namespace squall::memory::detail {
 //
 // `faulter` is the kernel id of the thread whose access faulted (0: the calling thread). If
 // that thread holds the node lock, the process ends with a message: the handler could not
-// send or wait (and on the thread path would wait for the lock forever). Library code never
+// send or wait (and on the thread path would wait for the lock forever). On the thread path
+// (faulter != 0) the report may be a late one whose thread has run on into the lock, so the
+// first such report of a thread and block is not served and the message waits for the
+// thread's next fault on the block. Library code never
 // touches an application view while holding the lock, so only a message handler or a
 // wait_until predicate that touched one can cause this.
 void serve_fault(segment_state& s, block_index b, bool write, int faulter = 0);
@@ -33,7 +36,9 @@ struct wake_range {
 void fill_reported(const void* address, std::uint64_t retirements_before_read);
 
 // The thread path's entry: serves a fault the userfaultfd reported at `address` and returns
-// the range to wake its waiters in (the block's, in the application view). The report was
+// the range to wake its waiters in (the block's, in the application view), which the caller
+// wakes only after map_deferred (deferred_maps.hpp), called once it has let go of the fault
+// lock. The report was
 // read when retirements_begun() gave `retirements_before_read`:
 // - if a segment has begun retiring since, the report may be a late one for that segment's
 //   range, which a new segment may hold by now: nothing is served and only the page is

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "memory/deferred_maps.hpp"
 #include "memory/uffd_abi.hpp"
 
 namespace squall::memory::detail {
@@ -105,6 +106,7 @@ void unmap_block(const segment_state& s, block_index b) {
 }
 
 void change_tag(int uffd, segment_state& s, block_index b, tag from, tag to) {
+  if (to < from) wait_for_deferred_maps(s);  // a late mapping must not undo the lowering
   if (to == tag::invalid) {
     if (from != tag::invalid) unmap_block(s, b);
   } else if (from == tag::invalid) {

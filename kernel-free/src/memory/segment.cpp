@@ -16,6 +16,7 @@
 
 #include "common/log.hpp"
 #include "memory/counters.hpp"
+#include "memory/deferred_maps.hpp"
 #include "memory/fault_service.hpp"
 #include "memory/home_views.hpp"
 #include "memory/layer.hpp"
@@ -399,15 +400,18 @@ void segment::set_tags(block_index first, block_index end, tag t) const {
   }
   if (t == tag::invalid) return;
   // One mapping call per run of blocks on one userfaultfd (ranges with recorded writes have
-  // their own).
+  // their own); in a fault handler, after it, outside its locks (deferred_maps.hpp), the tags
+  // stored first.
   for (block_index run = first; run < end;) {
     const int uffd = s.uffd_of(run);
     block_index stop = run + 1;
     while (stop < end && s.uffd_of(stop) == uffd) ++stop;
-    detail::map_blocks(uffd, s, run, stop - run, t == tag::read_only);
+    for (block_index b = run; b < stop; ++b) s.tags[b].store(t, std::memory_order_release);
+    if (!detail::defer_mapping(s, uffd, run, stop - run, t == tag::read_only)) {
+      detail::map_blocks(uffd, s, run, stop - run, t == tag::read_only);
+    }
     run = stop;
   }
-  for (block_index b = first; b < end; ++b) s.tags[b].store(t, std::memory_order_release);
   detail::count(detail::tag_changes, end - first);
 }
 

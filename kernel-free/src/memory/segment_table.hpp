@@ -45,6 +45,9 @@ struct segment_state {
   int words_memfd = -1;
   std::vector<std::atomic<std::uint64_t>*> home_words;
   std::size_t fill_blocks = 0;  // segment_options::fill_around_faults, in blocks (0, 1: off)
+  // Runs whose tags were raised in a fault handler and whose pages are still to be mapped,
+  // after it (deferred_maps.hpp): a lowering of a tag waits for them.
+  std::atomic<int> maps_in_flight{0};
   bool adopted = false;  // memory::adopt: the range returns to private memory when freed
   std::unique_ptr<std::atomic<tag>[]> tags;
   home_kind homes = home_kind::round_robin;

@@ -12,6 +12,7 @@
 
 #include "common/log.hpp"
 #include "memory/counters.hpp"
+#include "memory/deferred_maps.hpp"
 #include "memory/fault_service.hpp"
 #include "memory/uffd_abi.hpp"
 
@@ -25,19 +26,21 @@ void wake(int uffd, wake_range block) {
   if (::ioctl(uffd, UFFDIO_WAKE, &r) != 0) fatal("UFFDIO_WAKE failed: %s", std::strerror(errno));
 }
 
-// The ranges the fault threads woke, in order. A report read before a wake of its range is a
-// duplicate: its thread was waiting when the range was woken, so it no longer waits on that
-// report (it ran on, or faulted again, which makes a new report). Serving the report would run
-// the protocol for nobody and could take the block back from another node; with several fault
-// threads it could also find that thread holding the node lock by then, for a good reason.
-// Such a report is not served; its page is woken (harmless) in case the log cannot tell.
+// The ranges the fault threads woke (or are about to wake), in order. A report read before a
+// wake of its range is a duplicate: its thread was waiting when the range was woken, so it no
+// longer waits on that report (it ran on, or faulted again, which makes a new report). Serving
+// the report would run the protocol for nobody and could take the block back from another
+// node. Such a report is not served; its page is woken (harmless) in case the log cannot tell.
+// (A late report the log misses, read between an entry and its wake, is caught where a fault
+// under the node lock is refused: fault_service.hpp.)
 class wake_log {
  public:
   std::uint64_t now() {
     std::lock_guard g(mu_);
     return next_;
   }
-  // After the wake itself: a report read later is a new fault, never mistaken for a duplicate.
+  // Before the wake (see serve): a report read after it is still taken for a duplicate, but
+  // only woken, and its thread faults again if it must.
   void add(wake_range r) {
     std::lock_guard g(mu_);
     ring_[next_ % capacity] = {reinterpret_cast<std::uintptr_t>(r.start), r.bytes};
@@ -74,25 +77,31 @@ void serve(int uffd, const uffd_msg& m, std::uint64_t retirements_before_read, s
   // Side by side with the other fault threads; then one report at a time, as protocol handlers
   // run anyway, so that a wake cannot come between the look at the log and the serving.
   fill_reported(reinterpret_cast<const void*>(address), retirements_before_read);
-  faults_held_off one_at_a_time;
-  if (woken.woken_since(wakes_before_read, address)) {
-    count(reports_not_served);
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    wake(uffd, {reinterpret_cast<std::byte*>(address & ~(page - 1)), page});
-    return;
+  wake_range block;
+  {
+    faults_held_off one_at_a_time;
+    if (woken.woken_since(wakes_before_read, address)) {
+      count(reports_not_served);
+      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+      wake(uffd, {reinterpret_cast<std::byte*>(address & ~(page - 1)), page});
+      return;
+    }
+    const auto flags = m.arg.pagefault.flags;
+    const bool write = (flags & (UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP)) != 0;
+    // ptid is 0 without UFFD_FEATURE_THREAD_ID (Linux 4.14+); then no check for the node lock.
+    block = serve_reported_fault(reinterpret_cast<const void*>(address), write,
+                                 static_cast<int>(m.arg.pagefault.feat.ptid), retirements_before_read);
+    // Logged before the wake, which waits for the mapping below: a report of the block that
+    // another fault thread reads from now on is a duplicate (its thread is woken too) or, if
+    // it faulted after the wake, is taken for one and only woken, to fault again.
+    if (block.bytes != 0) woken.add(block);
   }
-  const auto flags = m.arg.pagefault.flags;
-  const bool write = (flags & (UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP)) != 0;
-  // ptid is 0 without UFFD_FEATURE_THREAD_ID (Linux 4.14+); then no check for the node lock.
-  const wake_range block = serve_reported_fault(reinterpret_cast<const void*>(address), write,
-                                                 static_cast<int>(m.arg.pagefault.feat.ptid),
-                                                 retirements_before_read);
+  map_deferred();  // without the fault lock: side by side with another fault thread's serving
   if (block.bytes == 0) {  // a late report: no one waits on it
     count(reports_not_served);
     return;
   }
   wake(uffd, block);  // only now: the faulting thread must not run on before the handler ends
-  woken.add(block);
 }
 
 void serve_forever(int uffd) {
