@@ -247,14 +247,27 @@ TEST(Counts, AHomesWriteAfterReadersIsReopenedAtItsBarrier) {
   // Round 1: the first reader asks, the others (where they reach the home) copy. Then every
   // reader that reaches it copies.
   const std::uint64_t one_sided = allreduce(d.one_sided_reads);
-  if (reaching_readers > 0) {
+  const std::uint64_t readers = static_cast<std::uint64_t>(nodes() - 1);
+  if (reaching_readers == readers) {
     EXPECT_GE(one_sided, (ping_pong_rounds - 1) * reaching_readers);
     EXPECT_LE(one_sided, ping_pong_rounds * reaching_readers);
+    if (me == home) {
+      EXPECT_EQ(d.reopened, static_cast<std::uint64_t>(ping_pong_rounds - 1));
+    }
+  } else if (reaching_readers > 0) {
+    // Readers on other hosts ask by message, and a request closes the word (a transaction): a
+    // reader of the home's host that faults after it asks too, and a reopening nobody copied
+    // from before the home's next write is not repeated (PROTOCOL.md, "Reopening"). Which
+    // comes first is a race (under TSan, 1 run in 3 or so), so only the bounds hold here.
+    EXPECT_LE(one_sided, ping_pong_rounds * reaching_readers);
+    if (me == home) {
+      EXPECT_LE(d.reopened, static_cast<std::uint64_t>(ping_pong_rounds - 1));
+    }
   } else {
     EXPECT_EQ(one_sided, 0u);
-  }
-  if (me == home) {
-    EXPECT_EQ(d.reopened, reaching_readers > 0 ? static_cast<std::uint64_t>(ping_pong_rounds - 1) : 0u);
+    if (me == home) {
+      EXPECT_EQ(d.reopened, 0u);
+    }
   }
   tsm::barrier();
 }
