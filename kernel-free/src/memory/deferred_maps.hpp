@@ -9,8 +9,10 @@
 // thread touching a page of it meanwhile faults and finds its tag allowing the access, which
 // maps that page: the same pages mapped twice is harmless. What must not happen is a tag
 // lowered, and its pages unmapped, before the late mapping maps them again; so every lowering
-// (change_tag) first waits for the segment's mappings in flight, and a segment's retirement
-// does too. System calls and atomics only: safe in a signal handler.
+// (change_tag), and a segment's retirement, first maps the segment's runs still kept, whichever
+// thread kept them (that thread may be waiting, in its handler, for the node lock the lowering
+// holds), and waits for those being mapped, which needs no lock. System calls and atomics
+// only: safe in a signal handler.
 #pragma once
 #include "memory/segment_table.hpp"
 
@@ -33,8 +35,8 @@ bool defer_mapping(segment_state& s, int uffd, block_index first, std::size_t co
 // Maps the runs this thread kept (the fault path calls it once the locks are let go).
 void map_deferred();
 
-// Before a tag of `s` is lowered: maps this thread's own kept runs of `s`, then waits until no
-// other thread's mapping of `s` is in flight.
+// Before a tag of `s` is lowered, and before `s` retires: maps every run of `s` still kept,
+// whichever thread kept it, then waits for those other threads are mapping.
 void wait_for_deferred_maps(segment_state& s);
 
 }  // namespace squall::memory::detail

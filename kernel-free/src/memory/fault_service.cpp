@@ -95,9 +95,8 @@ void retire_from_faults(segment_state& s) {
   // A fill that began before this saw neither and may still be allocating the segment's
   // pages, and a handler's deferred mapping may still be mapping them: wait for both (each
   // takes well under a millisecond and holds no lock).
-  while (fills_in_flight.load(std::memory_order_seq_cst) != 0 || s.maps_in_flight.load(std::memory_order_seq_cst) != 0) {
-    sched_yield();
-  }
+  wait_for_deferred_maps(s);
+  while (fills_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
 }
 
 // Nothing is read of a segment before this fill counts as in flight and has seen that no
