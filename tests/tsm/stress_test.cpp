@@ -2,6 +2,7 @@
 // Randomized reads, writes, locks and barriers from every node against a sequential reference,
 // lock mutual exclusion under contention, and bad input.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -306,6 +307,29 @@ TEST(Faults, ThreadsOfANodeMissOnTheSameBlocksWhileTheyTakeTheNodeLock) {
   }
   EXPECT_EQ(wrong.load(), 0);
   tsm::free(words);
+}
+
+// Each segment keeps one file open on each node (its memfd; its home words' memfd is closed
+// once every peer has mapped it), and the runtime raises the soft limit of open files to the
+// hard one. 700 segments on 2 nodes under a limit of 1,024 ended with "Too many open files"
+// when each kept two.
+TEST(Segments, SevenHundredFitInAThousandOpenFiles) {
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  EXPECT_EQ(files.rlim_cur, files.rlim_max) << "squall::init raises the soft limit to the hard one";
+  const rlimit before = files;
+  files.rlim_cur = std::min<rlim_t>(files.rlim_max, 1024);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
+  std::vector<std::uint64_t*> made;
+  for (int i = 0; i < 700; ++i) {
+    made.push_back(tsm::alloc<std::uint64_t>(512, {.block_size = 4096}));
+    if (node() == 0) made.back()[0] = static_cast<std::uint64_t>(i);
+  }
+  tsm::barrier();
+  for (std::size_t i = 0; i < made.size(); ++i) EXPECT_EQ(made[i][0], i);
+  tsm::barrier();
+  for (auto* p : made) tsm::free(p);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
 }
 
 // One thread holds a lock homed elsewhere while another thread of its node asks for it: the

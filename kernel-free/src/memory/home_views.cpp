@@ -121,6 +121,11 @@ void open_remote_reads(segment_state& s, rt::node_runtime& nd) {
   }
 }
 
+void home_views_opened(segment_state& s) {
+  if (s.words_memfd >= 0) ::close(s.words_memfd);
+  s.words_memfd = -1;
+}
+
 void close_home_views(segment_state& s) {
   for (const std::byte*& view : s.home_views) {
     if (view != nullptr) ::munmap(const_cast<std::byte*>(view), s.bytes);

@@ -19,6 +19,10 @@ namespace squall::memory::detail {
 // the others where the network transport offers them. Where neither is possible a protocol
 // asks for the block by message as before.
 void open_home_views(segment_state& s, bool home_words);
+// Once every node has made the segment (its creation's last barrier): every peer has mapped
+// this node's home words, so their memfd is closed (the mappings stay); a segment then holds
+// one file open, its memfd, which fills and peers' views still use.
+void home_views_opened(segment_state& s);
 // When the segment is freed, before its protocol view is unmapped.
 void close_home_views(segment_state& s);
 

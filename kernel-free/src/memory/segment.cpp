@@ -277,6 +277,7 @@ segment create(std::size_t bytes, const segment_options& options, std::byte* ado
   detail::open_home_views(s, options.home_words);
   detail::publish(index);
   barrier();  // no node hears of the segment from another before it exists here
+  detail::home_views_opened(s);  // every peer has mapped what it maps of this node's
   return segment_builder::handle(s);
 }
 

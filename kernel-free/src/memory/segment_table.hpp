@@ -41,7 +41,8 @@ struct segment_state {
   std::vector<std::uintptr_t> read_keys, read_bases;
   // Home words (segment_options::home_words, segment::home_word): by node, that node's array of
   // one word per block of the segment, mapped read-write here (this node's own, and those of
-  // the other nodes of this host); null where there is none. `words_memfd` holds this node's.
+  // the other nodes of this host); null where there is none. `words_memfd` holds this node's
+  // until every peer has mapped them (home_views_opened closes it).
   int words_memfd = -1;
   std::vector<std::atomic<std::uint64_t>*> home_words;
   std::size_t fill_blocks = 0;  // segment_options::fill_around_faults, in blocks (0, 1: off)
