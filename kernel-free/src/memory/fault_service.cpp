@@ -99,21 +99,35 @@ void retire_from_faults(segment_state& s) {
   while (fills_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
 }
 
+namespace {
+
+// Counts a fill in flight for its scope: a retirement that begins meanwhile waits for it.
+class fill_in_flight {
+ public:
+  fill_in_flight() { fills_in_flight.fetch_add(1, std::memory_order_seq_cst); }
+  ~fill_in_flight() { fills_in_flight.fetch_sub(1, std::memory_order_seq_cst); }
+  fill_in_flight(const fill_in_flight&) = delete;
+  fill_in_flight& operator=(const fill_in_flight&) = delete;
+};
+
+// The fill itself, counted in flight by the caller, who has seen that `s` is not retiring.
+void fill_run(segment_state& s, block_index b) {
+  if (s.fill_blocks <= 1 || s.tags[b].load(std::memory_order_acquire) != tag::invalid) return;
+  const block_index first = b - b % s.fill_blocks;
+  fill_pages(s, first, std::min(s.fill_blocks, s.blocks - first));
+  count(fills_around);
+}
+
+}  // namespace
+
 // Nothing is read of a segment before this fill counts as in flight and has seen that no
 // retirement began since `retirements_before` (a report read then may concern a range that
 // another segment holds by now).
 void fill_reported(const void* address, std::uint64_t retirements_before) {
-  fills_in_flight.fetch_add(1, std::memory_order_seq_cst);
-  segment_state* s = retirements.load(std::memory_order_seq_cst) == retirements_before ? find_segment(address) : nullptr;
-  if (s != nullptr && !s->retiring.load(std::memory_order_seq_cst) && s->fill_blocks > 1) {
-    const block_index b = s->block_of(address);
-    if (s->tags[b].load(std::memory_order_acquire) == tag::invalid) {
-      const block_index first = b - b % s->fill_blocks;
-      fill_pages(*s, first, std::min(s->fill_blocks, s->blocks - first));
-      count(fills_around);
-    }
-  }
-  fills_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  const fill_in_flight counted;
+  if (retirements.load(std::memory_order_seq_cst) != retirements_before) return;
+  segment_state* s = find_segment(address);
+  if (s != nullptr && !s->retiring.load(std::memory_order_seq_cst)) fill_run(*s, s->block_of(address));
 }
 
 namespace {
@@ -139,7 +153,8 @@ wake_range serve_reported_fault(const void* address, bool write, int faulter,
 
 void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
   if (s.fill_blocks > 1 && s.tags[b].load(std::memory_order_acquire) == tag::invalid) {
-    fill_reported(s.app_block(b), retirements.load(std::memory_order_seq_cst));
+    const fill_in_flight counted;
+    if (!s.retiring.load(std::memory_order_seq_cst)) fill_run(s, b);
   }
   serve_filled(s, b, write, faulter);
   map_deferred();  // the locks are let go: side by side with other threads' faults

@@ -343,6 +343,7 @@ void expect_concurrent_faults(int threads) {
   detail::layer& l = detail::started_layer();
   if (l.path == fault_path::thread) detail::start_fault_threads(l.uffd.fd, threads);
 }
+
 std::size_t segment_range_bytes() { return detail::configured_range_bytes(); }
 
 std::byte* segment::base() const { return segment_builder::state(*this, "segment::base").app; }
