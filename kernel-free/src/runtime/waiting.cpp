@@ -339,7 +339,9 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       if ((spins & 63) != 0) continue;
       nd.check_abort();
       const std::int64_t now = now_ns();
-      if (worked || spin_until == 0) {
+      // Data on the move through this node's progress (transport::moving_data) counts as
+      // work: sleeping would leave it to wake-ups, a socket buffer at a time.
+      if (worked || spin_until == 0 || nd.transport->moving_data()) {
         spin_until = now + nd.config.wait_spin_ns;
         worked = false;
       }

@@ -32,6 +32,7 @@ class routed_transport final : public transport {
   void release(int src) override { to(src).release(src); }
   bool any_incoming() override { return local_.any_incoming() || remote_.any_incoming(); }
   bool worth_polling() override { return local_.worth_polling() || remote_.any_incoming(); }
+  bool moving_data() override { return local_.moving_data() || remote_.moving_data(); }
   void nudge_peers() override { local_.nudge_peers(); }
   void poke_stalled_peers() override { local_.poke_stalled_peers(); }
   void node_sleeps() override {

@@ -39,6 +39,11 @@ class transport {
   // looking would slow the reply down (shm/mailbox.hpp). Never used to decide to sleep.
   virtual bool worth_polling() { return any_incoming(); }
   virtual std::size_t max_packet() const = 0;
+  // Whether a transfer is under way that moves only while a thread of this node progresses
+  // the transport (a rendezvous of UCX over TCP, whose data goes out or comes in a socket
+  // buffer at a time): a waiter then keeps polling instead of sleeping, since each wake-up
+  // would otherwise hold the data up (runtime/waiting.cpp).
+  virtual bool moving_data() { return false; }
   // Called by a thread of this node before it sleeps until a doorbell (the transport may
   // have to watch for arrivals itself meanwhile).
   virtual void node_sleeps() {}

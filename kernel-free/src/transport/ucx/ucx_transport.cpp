@@ -110,7 +110,10 @@ void ucx_transport::on_send_done(send_state* s) {
   peer& p = *s->to;
   const std::size_t size = s->bytes.size() + s->large_bytes;
   const std::size_t left = p.bytes_in_flight.fetch_sub(size, std::memory_order_seq_cst) - size;
-  if (s->done != nullptr) s->done(s->ctx);
+  if (s->done != nullptr) {
+    s->done(s->ctx);
+    large_sends_.fetch_sub(1, std::memory_order_relaxed);
+  }
   delete s;
   if (left <= in_flight_limit() && p.want_room.exchange(false, std::memory_order_seq_cst)) hooks_.wake();
 }
@@ -136,6 +139,7 @@ bool ucx_transport::try_send_large(int dest, std::span<const std::byte> head, st
   p.frames_out.fetch_add(1, std::memory_order_relaxed);
   count(messages_sent);
   count(bytes_sent, head.size() + data.size());
+  large_sends_.fetch_add(1, std::memory_order_relaxed);
   start_send(std::move(s), UCP_AM_SEND_FLAG_RNDV);  // zero-copy where the fabric allows, whatever the size
   return true;
 }

@@ -61,6 +61,10 @@ class ucx_transport final : public network_transport {
   std::span<const std::byte> peek(int src) override;
   void release(int src) override;
   bool any_incoming() override;
+  // A large packet still being sent or received by rendezvous.
+  bool moving_data() override {
+    return large_sends_.load(std::memory_order_relaxed) != 0 || incomplete_.load(std::memory_order_relaxed) != 0;
+  }
   std::size_t max_packet() const override { return max_packet_; }
   void node_sleeps() override;
 
@@ -114,6 +118,7 @@ class ucx_transport final : public network_transport {
   std::mutex progress_mu_;                 // one thread progresses the worker at a time
   std::atomic<std::size_t> queued_{0};     // packets arrived whole and not yet released
   std::atomic<std::size_t> incomplete_{0};  // rendezvous packets whose data is still coming
+  std::atomic<std::size_t> large_sends_{0};  // large packets UCX has not finished sending
   std::atomic<bool> stopping_{false};
   std::atomic<bool> closing_{false};  // in shutdown: a peer's failure is no loss any more
   std::mutex alive_mu_;                // heartbeats (the watchdog's thread) against shutdown
