@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "memory/counters.hpp"
 #include "memory/deferred_maps.hpp"
 #include "memory/fault_service.hpp"
@@ -128,7 +129,12 @@ void start_fault_threads(int uffd, int threads) {
   static std::mutex mu;
   static int started = 0;
   std::lock_guard g(mu);
-  for (; started < threads; ++started) std::thread(serve_forever, uffd).detach();
+  for (; started < threads; ++started) {
+    std::thread([uffd] {
+      name_this_thread("squall-faults");
+      serve_forever(uffd);
+    }).detach();
+  }
 }
 
 }  // namespace squall::memory::detail

@@ -43,6 +43,7 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/process_fence.hpp"
+#include "common/thread_name.hpp"
 #include "runtime/node.hpp"
 #include "stats/counters.hpp"
 
@@ -428,7 +429,10 @@ void wake_sleeping_waiters(node_runtime& nd) {
 
 void start_progress_thread(node_runtime& nd) {
   if (!nd.config.progress_thread) return;
-  nd.progress = std::thread([&nd] { progress_loop(nd); });
+  nd.progress = std::thread([&nd] {
+    name_this_thread("squall-progress");
+    progress_loop(nd);
+  });
 }
 
 void stop_progress_thread(node_runtime& nd) {

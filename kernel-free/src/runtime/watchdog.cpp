@@ -30,6 +30,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "runtime/node.hpp"
 
 namespace squall::rt {
@@ -193,7 +194,10 @@ class watchdog {
 void start_watchdog(node_runtime& nd) {
   nd.watchdog_stop_fd = ::eventfd(0, EFD_CLOEXEC);
   if (nd.watchdog_stop_fd < 0) fatal("cannot create the watchdog's eventfd: %s", std::strerror(errno));
-  nd.watchdog = std::thread([&nd] { watchdog(nd, nd.watchdog_stop_fd).run(); });
+  nd.watchdog = std::thread([&nd] {
+    name_this_thread("squall-watchdog");
+    watchdog(nd, nd.watchdog_stop_fd).run();
+  });
 }
 
 void stop_watchdog(node_runtime& nd) {

@@ -13,6 +13,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "stats/counters.hpp"
 #include "transport/tcp/frames.hpp"
 #include "transport/tcp/refusals.hpp"
@@ -85,7 +86,10 @@ tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, liste
   }
   watch(listener_.fd(), n);
   watch(stop_fd_, n + 1);
-  io_ = std::thread([this] { io_loop(); });
+  io_ = std::thread([this] {
+    name_this_thread("squall-tcp-io");
+    io_loop();
+  });
 }
 
 void tcp_transport::stop_io_thread() {

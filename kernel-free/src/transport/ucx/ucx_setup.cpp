@@ -16,6 +16,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "transport/tcp/socket_io.hpp"
 #include "transport/ucx/ucx_internal.hpp"
 
@@ -130,7 +131,10 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
     ev.data.fd = fd;
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fatal("epoll_ctl failed: %s", std::strerror(errno));
   }
-  io_ = std::thread([this] { io_loop(); });
+  io_ = std::thread([this] {
+    name_this_thread("squall-ucx-io");
+    io_loop();
+  });
 }
 
 // Over each authenticated socket: our worker address and the token the peer must use, then
