@@ -104,6 +104,7 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
     check_range(whole, whole.bytes, opt.block_size, api);
   }
   a.stache = std::make_unique<detail::stache>();
+  if (adopted != nullptr) a.stache->adopting();
   a.blocks = std::make_unique<detail::binding>(blocks, a.named ? *a.named : static_cast<protocol&>(*a.stache));
   for (const auto& r : ranges) {
     a.blocks->rebind(r.first_byte / opt.block_size, (r.first_byte + r.bytes) / opt.block_size, *r.p, api);

@@ -92,6 +92,7 @@ void stache::attach(block_index first, block_index end, std::size_t block_size) 
   fetching_.assign(end - first, 0);
   exclusive_.assign(end - first, 0);
   granting_exclusive_.assign(end - first, 0);
+  written_.assign(end - first, adopted_ ? 1 : 0);
   reopen_marks_.assign(end - first, not_listed);
   to_reopen_.clear();
   to_reopen_.reserve(one_sided_ ? std::min<std::size_t>(end - first, reopen_capacity) : 0);
@@ -102,9 +103,9 @@ std::size_t stache::alone_chunk_bytes() {
 }
 
 std::size_t stache::state_bytes_per_block() {
-  // + the fetch and exclusive flags, and the home's marks for an exclusive grant in progress
-  // and for a block listed to reopen
-  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + 4 * sizeof(char);
+  // + the fetch and exclusive flags, and the home's marks for an exclusive grant in progress,
+  // for a block listed to reopen and for a block that may have been written
+  return home_directory::bytes_per_block(squall::nodes()) + sizeof(tag) + 5 * sizeof(char);
 }
 
 counts stache::local_counts() const {
@@ -122,7 +123,8 @@ counts stache::local_counts() const {
           .exclusive_grants = exclusive_grants_.value(),
           .silent_upgrades = silent_upgrades_.value(),
           .one_sided_reads = one_sided_reads_.value(),
-          .reopened = reopened_.value()};
+          .reopened = reopened_.value(),
+          .zero_grants = zero_grants_.value()};
 }
 
 // --- home side ---
@@ -178,7 +180,9 @@ void stache::grant(segment s, block_index b) {
   const int me = squall::node();
   const bool exclusive = granting_exclusive_[b - first_] != 0;
   bool send_bytes = r.node != me;  // the home's protocol view is the master copy
+  const bool never_written = written_[b - first_] == 0;
   if (r.write || exclusive) {
+    written_[b - first_] = 1;
     if (r.write && r.node == me) note_written_after_readers(s, b);
     // Written by another node too: its readers may write it next, as under a lock (WATER-SPATIAL's
     // molecules): reopening it would cost the home upgrades and the readers misses.
@@ -190,6 +194,11 @@ void stache::grant(segment s, block_index b) {
     if (dir_.owner(b) >= 0) dir_.set_sharer(b, dir_.owner(b), true);  // downgraded to ReadOnly
     dir_.set_owner(b, -1);
     dir_.set_sharer(b, r.node, true);
+  }
+  // Nobody ever wrote it: the requester's copy holds the zeros it started with.
+  if (send_bytes && never_written) {
+    send_bytes = false;
+    zero_grants_.add();
   }
   dir_.finish(b);
   open_if_clean(s, b);  // the bytes here are current: any ack's writeback is in
@@ -245,6 +254,7 @@ void stache::claim_ahead(segment s, block_index b) {
       break;
     }
     dir_.set_owner(end, me);
+    written_[end - first_] = 1;
   }
   at->end = end;
   if (end == b + 1) return;
@@ -272,7 +282,10 @@ void stache::claim_chunk(segment s, block_index b) {
       continue;
     }
     block_index after = run;
-    for (; after < end && fresh(after); ++after) dir_.set_owner(after, squall::node());
+    for (; after < end && fresh(after); ++after) {
+      dir_.set_owner(after, squall::node());
+      written_[after - first_] = 1;
+    }
     s.set_tags(run, after, tag::read_write);
     claimed_.add(after - run);
     run = after;

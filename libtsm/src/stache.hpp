@@ -35,6 +35,9 @@ class stache final : public tsm::protocol {
   static bool wants_home_words();
 
   std::string_view name() const override { return "stache"; }
+  // Before attach, for a segment that adopts pages the process has (tsm::share): each node's
+  // copy starts with its own bytes there, not the home's, so every grant carries the bytes.
+  void adopting() { adopted_ = true; }
   void attach(block_index first, block_index end, std::size_t block_size) override;
   void read_fault(segment s, block_index b) override { acquire(s, b, false); }
   void write_fault(segment s, block_index b) override { acquire(s, b, true); }
@@ -99,6 +102,11 @@ class stache final : public tsm::protocol {
   std::vector<char> fetching_;  // per block from first_: a tsm::fetch request is in flight
   std::vector<char> exclusive_;  // this node's ReadOnly copy was granted exclusively (E)
   std::vector<char> granting_exclusive_;  // home: the transaction in progress grants a read exclusively
+  // Home: the block may hold bytes other than zeros (it was granted writable, or exclusively,
+  // to some node, the home included, or the segment adopted memory). Until then every node's
+  // copy is zeros, so a grant carries no bytes (PROTOCOL.md, "Blocks nobody wrote").
+  std::vector<char> written_;
+  bool adopted_ = false;
   // Home: blocks it took ReadWrite from readers of its host, to be lowered to ReadOnly and
   // opened at its next barrier (capacity reserved at attach), and per block where it stands.
   enum reopen_mark : char {
@@ -133,6 +141,7 @@ class stache final : public tsm::protocol {
   protocol_counter silent_upgrades_{"tsm.silent_upgrades"};
   protocol_counter one_sided_reads_{"tsm.one_sided_reads"};
   protocol_counter reopened_{"tsm.reopened"};
+  protocol_counter zero_grants_{"tsm.zero_grants"};
 };
 
 }  // namespace squall::tsm::detail

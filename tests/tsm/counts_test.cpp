@@ -43,6 +43,7 @@ struct one_block {
     d.silent_upgrades = now.silent_upgrades - before.silent_upgrades;
     d.one_sided_reads = now.one_sided_reads - before.one_sided_reads;
     d.reopened = now.reopened - before.reopened;
+    d.zero_grants = now.zero_grants - before.zero_grants;
     return d;
   }
   std::uint64_t* mem = alloc_on_last_node();
@@ -92,6 +93,50 @@ TEST(Counts, FalseSharingPingPong) {
     EXPECT_EQ(d.write_misses + d.read_misses, 0u);
   }
   EXPECT_EQ(blk.words()[0] + blk.words()[8], 2u * (ping_pong_rounds - 1));  // everyone reads the last values
+}
+
+// A block nobody has written holds the same bytes on every node (zeros), so its first grant
+// carries none; once written, grants carry them again.
+TEST(Counts, BlocksNobodyWroteAreGrantedWithoutBytes) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  one_block blk;
+  step(0, [&] { blk.words()[0] = 42; });  // a write miss: granted without bytes
+  step(1, [&] { blk.words()[8] = 43; });  // the home's copy, or bytes, from node 0's writeback
+  const tsm::counts d = blk.delta();
+  tsm::barrier();
+  if (node() == nodes() - 1) {
+    EXPECT_EQ(d.zero_grants, 1u);
+  }
+  if (node() == 0) {
+    EXPECT_EQ(d.write_misses, 1u);
+  }
+  EXPECT_EQ(blk.words()[0], 42u);
+  EXPECT_EQ(blk.words()[8], 43u);
+  EXPECT_EQ(blk.words()[100], 0u);
+  tsm::barrier();
+}
+
+// Not for memory tsm::share adopts: each node's copy starts with its own bytes there, so even
+// the first grant carries the home's.
+alignas(4096) std::uint64_t adopted_words[512];
+
+TEST(Counts, SharedMemoryIsGrantedWithTheHomesBytes) {
+  if (nodes() < 2) GTEST_SKIP() << "needs 2 nodes";
+  const int last = nodes() - 1;
+  for (auto& w : adopted_words) w = 1000 + static_cast<std::uint64_t>(node());
+  auto* shared = static_cast<volatile std::uint64_t*>(tsm::share(
+      adopted_words, sizeof adopted_words, {.homes = memory::home_policy::function([last](memory::block_index) { return last; })}));
+  const tsm::counts before = tsm::counts_of(adopted_words);
+  tsm::barrier();
+  const std::uint64_t homes = 1000 + static_cast<std::uint64_t>(last);
+  step(0, [&] { EXPECT_EQ(shared[7], homes); });  // the first grant
+  EXPECT_EQ(shared[7], homes);
+  EXPECT_EQ(shared[300], homes);
+  tsm::barrier();
+  if (node() == last) {
+    EXPECT_EQ(tsm::counts_of(adopted_words).zero_grants - before.zero_grants, 0u);
+  }
+  tsm::unshare(adopted_words);
 }
 
 // Node 0 produces, every other node consumes: the producer's first write is a write miss,

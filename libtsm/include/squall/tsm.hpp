@@ -110,6 +110,7 @@ struct counts {
   std::uint64_t silent_upgrades = 0;   // writes to blocks granted exclusively: no message
   std::uint64_t one_sided_reads = 0;   // read misses copied from the home's memory: no message
   std::uint64_t reopened = 0;  // as home: written blocks lowered to ReadOnly at a barrier for such reads
+  std::uint64_t zero_grants = 0;  // as home: grants of blocks nobody wrote yet, without their (zero) bytes
 };
 counts counts_of(const void* p);
 

@@ -68,10 +68,10 @@ class protocol {
 
   // Collective, once per range bound, before the segment exists: the protocol will run
   // blocks [first, end) of `block_size` bytes, every block starting Invalid on every node,
-  // its bytes zeroed (or, for memory tsm::share adopted, the home's bytes in every node's
-  // protocol view). Allocate all state here: other nodes' messages for the blocks may
-  // arrive as soon as the segment exists, and handlers may run on the SIGBUS path, where
-  // nothing may allocate.
+  // its bytes zeroed on every node (or, for memory tsm::share adopted, each node's protocol
+  // view holding that node's own bytes there, of which the home's are the block's). Allocate
+  // all state here: other nodes' messages for the blocks may arrive as soon as the segment
+  // exists, and handlers may run on the SIGBUS path, where nothing may allocate.
   virtual void attach(block_index first, block_index end, std::size_t block_size) = 0;
   // Once the segment exists (messages for it may have been handled already).
   virtual void started(segment s) { (void)s; }
