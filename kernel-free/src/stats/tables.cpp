@@ -99,19 +99,57 @@ std::string shown_name(std::string_view name) {
   return out;
 }
 
-// How many of an owner's handlers the summary lists, the busiest first; the rest are one
-// line, so that a program on many nodes with many protocol messages still fits a screen
-// (SQUALL_STATS=nodes and json:FILE list every one).
-std::size_t rows_for(owner o) { return o == owner::program ? 12 : 6; }
+// The summary fits a screen: at most this many lines, title to "not shown" line included.
+constexpr std::size_t screen_lines = 50;
 
-// The handlers of one owner that handled messages.
-void handler_rows(std::string& out, const job_counters& job, owner who) {
+// How many of an owner's handlers the summary lists at most, the busiest first; the rest are
+// one line (SQUALL_STATS=nodes and json:FILE list every one).
+std::size_t rows_wanted(owner o) { return o == owner::program ? 12 : 6; }
+constexpr std::size_t fewest_rows = 2;
+
+constexpr owner owners[] = {owner::program, owner::library, owner::runtime};
+
+// The handlers of one owner that handled messages, the busiest first.
+std::vector<const job_handler*> busy_handlers(const job_counters& job, owner who) {
   std::vector<const job_handler*> busy;
   for (const auto& h : job.handlers) {
     if (owner_of(h) == who && total(h.received) != 0) busy.push_back(&h);
   }
   std::stable_sort(busy.begin(), busy.end(),
                    [](const job_handler* a, const job_handler* b) { return total(a->received) > total(b->received); });
+  return busy;
+}
+
+// Lines a handler section takes with at most `rows` handler rows: its title, the rows, and
+// the line of the rest. A program with no busy handler gets one line saying so.
+std::size_t section_lines(std::size_t busy, std::size_t rows, owner who) {
+  if (busy == 0) return who == owner::program ? 1 : 0;
+  return 1 + std::min(busy, rows) + (busy > rows ? 1 : 0);
+}
+
+// Rows per owner so that the sections fit in `lines` (counters come first, and every row of
+// them is shown): each starts at rows_wanted and, while the sections do not fit, the owner
+// listing most rows lists one fewer, down to fewest_rows.
+std::array<std::size_t, 3> rows_within(const std::array<std::size_t, 3>& busy, std::size_t lines) {
+  std::array<std::size_t, 3> rows{};
+  for (std::size_t i = 0; i < 3; ++i) rows[i] = std::min(busy[i], rows_wanted(owners[i]));
+  auto used = [&] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < 3; ++i) n += section_lines(busy[i], rows[i], owners[i]);
+    return n;
+  };
+  while (used() > lines) {
+    std::size_t most = 3;
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (rows[i] > fewest_rows && (most == 3 || rows[i] > rows[most])) most = i;
+    }
+    if (most == 3) break;  // as few as they go: the summary is longer than a screen
+    --rows[most];
+  }
+  return rows;
+}
+
+void handler_rows(std::string& out, const std::vector<const job_handler*>& busy, owner who, std::size_t rows) {
   if (busy.empty()) {
     if (who == owner::program) out += std::string(title_of(who)) + ": none handled a message\n";
     return;
@@ -120,7 +158,7 @@ void handler_rows(std::string& out, const job_counters& job, owner who) {
   std::uint64_t rest_messages = 0, rest_bytes = 0;
   for (std::size_t i = 0; i < busy.size(); ++i) {
     const auto& h = *busy[i];
-    if (i < rows_for(who)) {
+    if (i < rows) {
       out += summary_row("  " + keep_tail(shown_name(h.name), label_width - 3), h.received, unit::count) +
              align_right(human(total(h.received_bytes), unit::bytes), number_width) + "\n";
     } else {
@@ -128,8 +166,8 @@ void handler_rows(std::string& out, const job_counters& job, owner who) {
       rest_bytes += total(h.received_bytes);
     }
   }
-  if (busy.size() > rows_for(who)) {
-    out += align_left("  " + std::to_string(busy.size() - rows_for(who)) + " more", label_width) +
+  if (busy.size() > rows) {
+    out += align_left("  " + std::to_string(busy.size() - rows) + " more", label_width) +
            align_right(human(rest_messages, unit::count), number_width) + align_right("", 3 * number_width) +
            align_right(human(rest_bytes, unit::bytes), number_width) + "\n";
   }
@@ -156,7 +194,15 @@ std::string summary_table(const job_counters& job, const std::string& date) {
     previous_layer = layer;
   }
   for (const auto& h : job.handlers) hidden_handlers += total(h.received) == 0 ? 1 : 0;
-  for (const owner who : {owner::program, owner::library, owner::runtime}) handler_rows(out, job, who);
+  std::array<std::vector<const job_handler*>, 3> busy;
+  std::array<std::size_t, 3> busy_count{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    busy[i] = busy_handlers(job, owners[i]);
+    busy_count[i] = busy[i].size();
+  }
+  const std::size_t used = static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n')) + 1;  // + "not shown"
+  const auto rows = rows_within(busy_count, screen_lines > used ? screen_lines - used : 0);
+  for (std::size_t i = 0; i < 3; ++i) handler_rows(out, busy[i], owners[i], rows[i]);
   out += "not shown: " + std::to_string(hidden_counters) + " counters and " + std::to_string(hidden_handlers) +
          " handlers at zero on every node (SQUALL_STATS=json:FILE has all)\n";
   return out;
