@@ -175,6 +175,9 @@ pending* begin_pattern(const std::shared_ptr<pattern>& p, execution_arrays array
   for (const auto& [from, to] : p->local) {
     std::memcpy(a.to.data + static_cast<std::size_t>(to) * size, a.from.data + static_cast<std::size_t>(from) * size, size);
   }
+  // One-way data, which each peer waits for in its own end(): quiet, so that it does not
+  // wake a peer's progress thread to take the core from the peer's computing program.
+  const am::quiet_sends quiet;
   for (const auto& q : p->peers) {
     const auto& take = packing(q, reverse);
     if (take.empty()) continue;

@@ -8,11 +8,15 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include <squall/am.hpp>
+
+#include "common/futex.hpp"
 #include "stats/counters.hpp"
 #include "transport/shm/job_area.hpp"
 #include "transport/routed_transport.hpp"
@@ -210,6 +214,99 @@ TEST(ShmTransport, NudgeRingsOnlyALingeringPeerThatHasNotTakenOurPackets) {
   expect_next(n.t1, 0, 2, 16);
   n.t0.nudge_peers();
   EXPECT_EQ(doorbell(), rung) << "node 1 took it, though it has not answered";
+}
+
+// A thread asleep on node 1's doorbell as a sleeper of class `who` (as runtime/waiting.cpp's
+// sleep_on_doorbell), until woken or 5 s have passed.
+struct doorbell_sleeper {
+  doorbell_sleeper(squall::shm::node_control& c, squall::shm::doorbell_sleeper who) : control(c) {
+    const std::uint32_t seen = c.doorbell.load();
+    if (who == squall::shm::program_waiter) c.waiters_asleep.fetch_add(1);
+    c.sleepers.fetch_add(1);
+    thread = std::thread([this, seen, who] {
+      squall::futex_wait_class(&control.doorbell, seen, 5'000'000'000, who);
+      woken.store(true);
+    });
+    if (who == squall::shm::program_waiter) program = true;
+  }
+  ~doorbell_sleeper() {
+    control.doorbell.fetch_add(1);
+    squall::futex_wake_all(&control.doorbell);
+    thread.join();
+    control.sleepers.fetch_sub(1);
+    if (program) control.waiters_asleep.fetch_sub(1);
+  }
+  // Whether the thread has been woken, given `ms` milliseconds to wake.
+  bool woken_within(int ms) const {
+    for (int i = 0; i < ms && !woken.load(); ++i) ::usleep(1000);
+    return woken.load();
+  }
+  squall::shm::node_control& control;
+  std::thread thread;
+  std::atomic<bool> woken{false};
+  bool program = false;
+};
+
+TEST(ShmTransport, ARingWakesTheProgramsWaitersWhileAnySleepAndQuietSendsWakeNothingElse) {
+  two_nodes n;
+  auto& peer = n.job.control(1);
+  peer.awake.store(0);  // nobody of node 1 polls: every send rings
+  // Give the sleepers time to be in the kernel before each send: a ring that comes first
+  // would only make their futex wait return at once, which the checks would take for a wake.
+  auto settle = [] { ::usleep(20'000); };
+  std::uint64_t seq = 0;
+  {
+    doorbell_sleeper progress(peer, squall::shm::progress_thread);
+    settle();
+    {
+      const squall::am::quiet_sends quiet;
+      send(n.t0, 1, seq, 500);
+    }
+    expect_next(n.t1, 0, seq++, 500);
+    EXPECT_FALSE(progress.woken_within(50)) << "a quiet send woke a progress thread";
+    send(n.t0, 1, seq, 500);
+    expect_next(n.t1, 0, seq++, 500);
+    EXPECT_TRUE(progress.woken_within(5000)) << "a send did not wake the progress thread";
+  }
+  {
+    doorbell_sleeper progress(peer, squall::shm::progress_thread);
+    doorbell_sleeper waiter(peer, squall::shm::program_waiter);
+    settle();
+    {
+      const squall::am::quiet_sends quiet;
+      send(n.t0, 1, seq, 500);
+    }
+    expect_next(n.t1, 0, seq++, 500);
+    EXPECT_TRUE(waiter.woken_within(5000)) << "a quiet send did not wake a program thread asleep in a wait";
+    EXPECT_FALSE(progress.woken_within(50)) << "the progress thread was woken beside a program thread in a wait";
+  }
+  {
+    doorbell_sleeper progress(peer, squall::shm::progress_thread);
+    doorbell_sleeper waiter(peer, squall::shm::program_waiter);
+    settle();
+    send(n.t0, 1, seq, 500);
+    expect_next(n.t1, 0, seq++, 500);
+    EXPECT_TRUE(waiter.woken_within(5000));
+    EXPECT_FALSE(progress.woken_within(50)) << "the progress thread was woken beside a program thread in a wait";
+  }
+}
+
+TEST(ShmTransport, NeitherNudgeNorPokeCallsOnAPeerForQuietPackets) {
+  two_nodes n;
+  auto& peer = n.job.control(1);
+  peer.lingering.store(1);
+  const std::uint32_t rung = peer.doorbell.load();
+  {
+    const squall::am::quiet_sends quiet;
+    send(n.t0, 1, 1, 500);
+  }
+  n.t0.nudge_peers();
+  EXPECT_EQ(peer.doorbell.load(), rung) << "a lingering peer was nudged for a quiet packet";
+  send(n.t0, 1, 2, 500);
+  n.t0.nudge_peers();
+  EXPECT_EQ(peer.doorbell.load(), rung + 1) << "the packet after it is not quiet: node 1 is nudged";
+  expect_next(n.t1, 0, 1, 500);
+  expect_next(n.t1, 0, 2, 500);
 }
 
 TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {

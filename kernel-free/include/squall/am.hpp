@@ -324,6 +324,25 @@ handler_id id_of() {
   return detail::id_of(detail::registration<F>::entry);
 }
 
+// Quiet sends, for one-way data its receiver will wait for (CHAOS's gathers and scatters):
+// while a quiet_sends lives, the messages this thread sends wake no receiver whose program
+// is away computing; they are handled at the receiver's next poll - its program's next wait,
+// or its progress thread's next look, at the latest a tenth of a second on. A receiver's
+// thread asleep in a wait is still woken. Waking the progress thread of a node that
+// computes takes its program's core (the two share it) for a delivery that the program
+// would have made itself a moment later, in its own wait. Not for a request whose sender
+// waits for the reply: that reply would wait for the receiver's next wait. Scopes nest.
+class quiet_sends {
+ public:
+  quiet_sends();
+  ~quiet_sends();
+  quiet_sends(const quiet_sends&) = delete;
+  quiet_sends& operator=(const quiet_sends&) = delete;
+
+ private:
+  bool was_;
+};
+
 void flush();          // sends every partly filled packet now
 void flush(int dest);  // ... the one for dest
 void set_aggregation(unsigned messages_per_packet);  // 1 = no aggregation

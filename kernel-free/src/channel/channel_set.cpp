@@ -52,8 +52,11 @@ void check_target(const channel_state& s, int peer, const char* what) {
 
 // Begins this node's round if it has not: the previous round's data is no longer read, so
 // every peer that writes here gets its credit for this round.
+// A channel's messages (data, credits) are taken in by their receivers' own waits
+// (wait_round, await_credit): sent quietly, they do not wake a receiver that computes.
 void open_round(channel_state& s) {
   if (s.open) return;
+  const am::quiet_sends quiet;
   s.open = true;
   const std::uint64_t r = s.round.load();
   if (r == 0) return;  // the buffers start free
@@ -84,6 +87,7 @@ void transmit(channel_state& s, int peer, std::size_t offset, am::payload data, 
     if (last) in.ended_through.store(s.round.load() + 1, std::memory_order_release);
   } else {
     await_credit(s, peer);
+    const am::quiet_sends quiet;
     detail::send_channel_data(s, peer, offset, data, last);
     if (last) am::flush(peer);  // the receiver may be waiting for this round's end now
   }

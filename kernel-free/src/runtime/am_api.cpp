@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "memory/shared_access.hpp"
 #include "runtime/node.hpp"
+#include "transport/quiet_sends.hpp"
 
 namespace squall::am {
 namespace {
@@ -185,6 +186,9 @@ void bulk_handle::wait_remote() {
   if (remote_done()) return;
   detail::wait_until([](void* s) { return static_cast<bulk_handle*>(s)->remote_done(); }, this);
 }
+
+quiet_sends::quiet_sends() : was_(transport_detail::sending_quietly) { transport_detail::sending_quietly = true; }
+quiet_sends::~quiet_sends() { transport_detail::sending_quietly = was_; }
 
 void flush() {
   rt::node_runtime& nd = rt::require("am::flush");

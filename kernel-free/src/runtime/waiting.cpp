@@ -34,6 +34,16 @@
 // PARMACS SOR 0.79, LU, radix and FFT unchanged, n-body 1.0-1.07 (its lock holders collide
 // more when served sooner). Poking only after a further 200 us asleep kept n-body at 0.98
 // but SOR at 0.86 and 3-5 of the Jacobi's long misses.
+// Who a ring wakes: the program threads asleep in a wait, when any are (they poll for the
+// node once woken), else every sleeper, the progress thread among them (futex bit sets,
+// shm::doorbell_wakes). Woken beside a program thread, the progress thread would run first
+// on the core binding gives them both - serve, ring the waiter, and fence its way back to
+// sleep - while the program waited: 40-50 us per wake-up in CHAOS's exchanges. And a
+// sender's quiet messages (am::quiet_sends) wake only program threads in a wait: not the
+// progress thread of a node whose program computes, which would take the program's core to
+// make a delivery that the program makes itself in its next wait. Unstructured's CHAOS
+// version on 2 nodes (shared memory, the paper's mesh, medians of 9 alternated runs): 0.70
+// of its time before both, 0.88 of Open MPI's instead of 1.25-2.2.
 #include <sched.h>
 #include <unistd.h>
 
@@ -70,9 +80,10 @@ constexpr std::int64_t nudge_after_ns = 20'000;
 // before and after. Dekker-style with the sender: we drop out of `awake` and then look at
 // the rings; the sender publishes and then looks at `awake`.
 template <class Ready>
-void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready) {
+void sleep_on_doorbell(node_runtime& nd, shm::doorbell_sleeper who, std::int64_t timeout_ns, Ready&& ready) {
   auto& ctl = nd.control();
   const std::uint32_t seen = ctl.doorbell.load(std::memory_order_seq_cst);
+  if (who == shm::program_waiter) ctl.waiters_asleep.fetch_add(1, std::memory_order_seq_cst);
   ctl.sleepers.fetch_add(1, std::memory_order_seq_cst);
   ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
   nd.transport->node_sleeps();
@@ -82,9 +93,10 @@ void sleep_on_doorbell(node_runtime& nd, std::int64_t timeout_ns, Ready&& ready)
   // Senders publish with a light fence (common/process_fence.hpp); a look that only
   // passes through the kernel (no time to sleep) needs no heavy one.
   if (timeout_ns > 0) process_fence::heavy();
-  if (!ready() && !nd.stopping.load()) futex_wait(&ctl.doorbell, seen, timeout_ns);
+  if (!ready() && !nd.stopping.load()) futex_wait_class(&ctl.doorbell, seen, timeout_ns, who);
   ctl.awake.fetch_add(1, std::memory_order_seq_cst);
   ctl.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  if (who == shm::program_waiter) ctl.waiters_asleep.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 // Sets the program's presence (node_runtime::compute, under the node lock). The shared
@@ -136,7 +148,7 @@ void serve_alone(node_runtime& nd) {
     // Waits linger only when SQUALL_LINGER_US asks for it here: then this thread ends it.
     const bool lingering = nd.compute.load(std::memory_order_relaxed) == node_runtime::lingering;
     const std::uint32_t rung = ctl.doorbell.load();
-    sleep_on_doorbell(nd, lingering ? nd.config.linger_ns : idle_timeout_ns,
+    sleep_on_doorbell(nd, shm::progress_thread, lingering ? nd.config.linger_ns : idle_timeout_ns,
                       [&] { return nd.engine->next_deadline() <= now_ns(); });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
     if (nd.stopping.load(std::memory_order_relaxed)) break;
@@ -211,7 +223,7 @@ void progress_loop(node_runtime& nd) {
       sched_yield();
       continue;
     }
-    sleep_on_doorbell(nd, watch ? watch_ns : idle_timeout_ns, [&] {
+    sleep_on_doorbell(nd, shm::progress_thread, watch ? watch_ns : idle_timeout_ns, [&] {
       return !program_polls(nd) && nd.transport->any_incoming();  // else someone else polls
     });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
@@ -384,7 +396,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       std::lock_guard g(nd.lock);
       nd.transport->poke_stalled_peers();
     }
-    sleep_on_doorbell(nd, idle_timeout_ns, ready);
+    sleep_on_doorbell(nd, shm::program_waiter, idle_timeout_ns, ready);
     nd.lock.restore(levels);
     {
       std::lock_guard g(nd.lock);

@@ -31,6 +31,10 @@ struct alignas(64) job_header {
 
 enum abort_kind : std::uint32_t { not_aborted = 0, node_lost = 1, node_unresponsive = 2 };
 
+// Who sleeps on a node's doorbell, as futex bit sets: a ring wakes the program threads asleep
+// in a wait when there are any, else every sleeper (the progress thread among them).
+enum doorbell_sleeper : std::uint32_t { program_waiter = 1, progress_thread = 2 };
+
 enum node_state : std::uint32_t { not_started = 0, running = 1, finalized = 2 };
 
 struct alignas(64) node_control {
@@ -48,12 +52,20 @@ struct alignas(64) node_control {
   std::atomic<std::uint32_t> light_fences;
   // Bumped by the node's watchdog thread while the process runs (runtime/watchdog.cpp).
   std::atomic<std::uint32_t> heartbeat;
+  // Of the sleepers, program threads asleep in a wait (runtime/waiting.cpp): while there are
+  // any, a ring wakes only them (doorbell_wakes), and they poll for the node.
+  std::atomic<std::uint32_t> waiters_asleep;
   // 1 while a program thread of the node that left a wait still counts as polling
   // (runtime/waiting.cpp, lingering): senders do not ring it then, but a waiter whose reply
   // is late does (shm_transport::nudge_peers). On a line of its own: the node writes it at
   // every wait, and only a late waiter reads it, whereas every sender reads `awake`.
   alignas(64) std::atomic<std::uint32_t> lingering;
 };
+
+// The sleepers a ring of c's doorbell wakes.
+inline std::uint32_t doorbell_wakes(const node_control& c) {
+  return c.waiters_asleep.load(std::memory_order_seq_cst) != 0 ? program_waiter : program_waiter | progress_thread;
+}
 
 class job_area {
  public:

@@ -35,7 +35,9 @@ class shm_transport final : public transport {
   }
   std::size_t max_packet() const override { return out_[me_].max_packet(); }
 
-  // Wakes `node` if none of its threads is polling.
+  // Wakes `node` if none of its threads is polling: its program threads asleep in a wait if
+  // it has any, else all its sleepers; only the former when this thread sends quietly
+  // (am::quiet_sends).
   void ring_doorbell(int node);
   // Rings the doorbell of every peer of this host that lingers (job_area.hpp) and has not
   // taken every packet of this node's, from the ring or the mailbox.
@@ -94,6 +96,9 @@ class shm_transport final : public transport {
   std::vector<ring_consumer> in_;   // by source
   std::unique_ptr<mailbox[]> mail_;  // by peer (unattached for this node and other hosts' nodes)
   std::vector<bool> peeked_mail_;    // by source: the packet peek() returned came from the mailbox
+  // By destination: whether the last packet sent there was quiet (am::quiet_sends); nudges
+  // and pokes leave such a peer alone.
+  std::vector<char> quiet_;
   std::vector<int> local_;          // the nodes with rings: those on this host
   void mail_sent(int dest, std::size_t bytes);  // rings the doorbell, counts
 };
