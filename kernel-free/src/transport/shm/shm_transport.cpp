@@ -30,7 +30,7 @@ shm_transport::shm_transport(const job_area& job, int me) : job_(job), me_(me) {
   const int n = job.nodes();
   out_.resize(static_cast<std::size_t>(n));
   in_.resize(static_cast<std::size_t>(n));
-  quiet_.assign(static_cast<std::size_t>(n), 0);
+  quiet_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n));
   mail_ = std::make_unique<mailbox[]>(static_cast<std::size_t>(n));
   peeked_mail_.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -121,7 +121,7 @@ void shm_transport::nudge_peers() {
     if (i == me_) continue;
     node_control& c = job_.control(i);
     if (c.lingering.load(std::memory_order_seq_cst) == 0) continue;  // polling, or rung at the send
-    if (quiet_[i]) continue;  // handled at its next wait (am::quiet_sends)
+    if (quiet_[i].load(std::memory_order_relaxed)) continue;  // handled at its next wait (am::quiet_sends)
     if (!out_[i].unread() && out_[i].mail_taken() == mail_[i].sent()) continue;
     c.doorbell.fetch_add(1, std::memory_order_seq_cst);
     stats::bump(stats::counter_at(nudges));
@@ -134,7 +134,7 @@ void shm_transport::nudge_peers() {
 
 void shm_transport::poke_stalled_peers() {
   for (const int i : local_) {
-    if (i == me_ || quiet_[i]) continue;
+    if (i == me_ || quiet_[i].load(std::memory_order_relaxed)) continue;
     if (!out_[i].unread() && out_[i].mail_taken() == mail_[i].sent()) continue;
     const pid_t pid = job_.control(i).pid.load(std::memory_order_relaxed);
     if (pid <= 0 || !poke::running(pid)) continue;  // asleep: its processor is free
@@ -146,7 +146,11 @@ void shm_transport::poke_stalled_peers() {
 void shm_transport::ring_doorbell(int node) {
   node_control& c = job_.control(node);
   const bool quiet = transport_detail::sending_quietly;
-  if (quiet_[node] != quiet) quiet_[node] = quiet;
+  // Only senders, under the node lock, ring a peer (a network I/O thread rings this node
+  // itself, without it); the relaxed atomic keeps the two kinds of caller apart all the same.
+  if (node != me_ && quiet_[node].load(std::memory_order_relaxed) != quiet) {
+    quiet_[node].store(quiet, std::memory_order_relaxed);
+  }
   // Pairs with the receiver's "awake--, heavy fence, look at the rings" before it sleeps.
   process_fence::light(c.light_fences.load(std::memory_order_relaxed) != 0);
   if (c.awake.load(std::memory_order_relaxed) != 0) return;

@@ -98,7 +98,7 @@ class shm_transport final : public transport {
   std::vector<bool> peeked_mail_;    // by source: the packet peek() returned came from the mailbox
   // By destination: whether the last packet sent there was quiet (am::quiet_sends); nudges
   // and pokes leave such a peer alone.
-  std::vector<char> quiet_;
+  std::unique_ptr<std::atomic<bool>[]> quiet_;
   std::vector<int> local_;          // the nodes with rings: those on this host
   void mail_sent(int dest, std::size_t bytes);  // rings the doorbell, counts
 };
