@@ -65,11 +65,17 @@ TEST(ArraysBalance, GreedySpreadsASkewedLoad) {
   all_on_node_zero(a);
   const arrays::balance_report r = arrays::at_sync(a, arrays::strategy::greedy);
   EXPECT_EQ(r.elements, static_cast<std::size_t>(count()));
-  // Costs 1, 2, 3, 4 repeating, plus the entry methods' own time (microseconds).
-  EXPECT_NEAR(r.average, 40.0, 0.01);
-  EXPECT_NEAR(r.max_before, 40.0 * nodes(), 0.01);
+  // Costs 1, 2, 3, 4 repeating, plus the entry methods' own measured time: microseconds
+  // on a quiet machine, but a preempted entry method adds milliseconds, so the measured part
+  // is bounded by a share of the cost model, never by a wall-clock figure.
+  const double model_max_before = 40.0 * nodes();
+  EXPECT_GE(r.average, 40.0);
+  EXPECT_LE(r.average, 40.0 * 1.01);
+  EXPECT_GE(r.max_before, model_max_before);
+  EXPECT_LE(r.max_before, model_max_before * 1.01);
   EXPECT_LE(r.max_after, r.average * 1.1);
-  EXPECT_NEAR(max_node_load(a), r.max_after, 0.01);
+  EXPECT_LE(max_node_load(a), r.max_after);
+  EXPECT_GE(max_node_load(a), r.max_after / 1.01);
   EXPECT_GT(a.local_count(), 0u);
   // Every element still gets its messages, once.
   if (me() == 0) a.broadcast<&Work::step>();
