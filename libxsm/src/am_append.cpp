@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // active-message append: one routed message per item, written by its handler into the
-// receiver's buffer; fence() ends the phase (am_append.hpp).
+// receiver's buffer. A phase ends by counts, not by a fence: the senders' per-destination
+// counts, summed in one allreduce, tell each node how many items to wait for (am_append.hpp).
 #include <squall/xsm/am_append.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -30,6 +32,7 @@ struct am_append_state {
   block_index first = 0;  // the buffers' first block
   std::uint64_t phase = 0;              // this node's phase (the number of end_phase calls)
   std::uint64_t arrived[2] = {0, 0};    // items handled here, per buffer set (phase % 2)
+  std::vector<std::uint64_t> sent;      // [node]: items this node sent it in this phase
   std::vector<std::uint64_t> counts;    // [node]: items it received in the phase that ended
 };
 
@@ -61,6 +64,7 @@ am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t bl
                     })};
   st.base = static_cast<std::byte*>(alloc_bytes(total_bytes, {range{0, total_bytes, this}}, opt));
   st.counts.assign(index_of(n), 0);
+  st.sent.assign(index_of(n), 0);
 }
 
 am_append::~am_append() { xsm::free(state_->base); }
@@ -95,6 +99,7 @@ void am_append::append_bytes(int dest, std::span<const std::byte> item) {
   const std::size_t set = st.phase % 2;
   const block_index b = s.block_of(st.base + (set * index_of(nodes()) + index_of(dest)) * st.buffer_bytes);
   send<&am_append::on_item>(dest, s, b, st.phase, item);
+  ++st.sent[index_of(dest)];
   appends.add();
   if (dest != node()) {
     messages.add();
@@ -121,20 +126,26 @@ void am_append::on_item(segment s, block_index, int from, std::uint64_t phase, a
 void am_append::end_phase() {
   auto& st = *state_;
   st.copies.drop_copies();
-  fence();  // every append sent before it, anywhere, has been handled
-  struct take {
-    detail::am_append_state* st;
-    std::uint64_t arrived;
-  } t{&st, 0};
-  am::run_locked([](void* c) {
-    auto* x = static_cast<take*>(c);
-    const std::size_t set = x->st->phase % 2;
-    x->arrived = x->st->arrived[set];
-    x->st->arrived[1 - set] = 0;  // the other set takes the next phase's items
-  }, &t);
+  // counts[p]: the items every node sent p in this phase. One allreduce, where a fence would
+  // take two waves at least and a second collective the counts.
   std::vector<std::uint64_t> counts(index_of(nodes()), 0);
-  counts[index_of(node())] = t.arrived;
-  allreduce(std::span<const std::uint64_t>(counts), std::span<std::uint64_t>(counts));
+  allreduce(std::span<const std::uint64_t>(st.sent), std::span<std::uint64_t>(counts));
+  std::fill(st.sent.begin(), st.sent.end(), 0);
+  // Wait for this node's own. Another node's buffer may still be filling: a read of it waits
+  // at that home until its end_phase completes (phase_copies). A sender already in the next
+  // phase appends to the other set; it cannot be two phases ahead, since it has passed this
+  // phase's allreduce, to which this node has not yet contributed for the next one.
+  const std::size_t set = st.phase % 2;
+  const std::uint64_t expected = counts[index_of(node())];
+  // The wait's condition runs under the node lock, once true never again: it also frees the
+  // set for phase + 2's items and moves the node to the next phase, where a handler's checks
+  // of the phase see it.
+  am::wait_until([&st, set, expected] {
+    if (st.arrived[set] < expected) return false;
+    st.arrived[set] = 0;
+    ++st.phase;
+    return true;
+  });
   std::string overflow;
   for (int p = 0; p < nodes(); ++p) {
     std::uint64_t& c = counts[index_of(p)];
@@ -144,7 +155,6 @@ void am_append::end_phase() {
     c = st.capacity;
   }
   st.counts = counts;
-  am::run_locked([](void* c) { ++static_cast<detail::am_append_state*>(c)->phase; }, &st);
   st.copies.complete_phase();
   if (!overflow.empty()) {
     throw usage_error("am_append::end_phase: receive buffers overflowed (" + overflow + " items, capacity " +

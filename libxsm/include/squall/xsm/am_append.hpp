@@ -2,7 +2,9 @@
 // active-message append: DSMC's moving particles. A node appends an item to another node's
 // receive buffer with one active message, whose handler writes it there: handlers run one at a
 // time, so appends from many nodes to one buffer need no lock. end_phase (collective) returns
-// once every append sent before it, on any node, has landed.
+// once every append sent to this node before it, by any node, has landed; a read of another
+// node's buffer waits, at that node, until its own have (one allreduce of the senders'
+// per-destination counts ends the phase: no fence).
 //
 //   squall::xsm::am_append moved(sizeof(particle), max_per_node);    // collective
 //   for (particle& p : mine) if (owner(p) != me) moved.append(owner(p), p);
