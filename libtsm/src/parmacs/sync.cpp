@@ -153,14 +153,17 @@ void pause_wait_msg(am::token& t, std::uint64_t id, std::int64_t slot) {
 
 // Subscripts 0..max, each once; then -1 to each of the `processes` callers, after which the
 // next round starts at 0 again (so a process that is done cannot take a late one's -1).
-long getsub_msg(am::token& t, std::uint64_t id, long max, long processes) {
-  object& o = checked(id, kind::subscript, t.source());
+long take_subscript(std::uint64_t id, long max, long processes, int from) {
+  object& o = checked(id, kind::subscript, from);
   if (o.value <= max) return o.value++;
   if (++o.arrived >= processes) {
     o.value = 0;
     o.arrived = 0;
   }
   return -1;
+}
+long getsub_msg(am::token& t, std::uint64_t id, long max, long processes) {
+  return take_subscript(id, max, processes, t.source());
 }
 
 // ---- any node ----
@@ -332,7 +335,15 @@ void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
 void squall_parmacs_gs_init(squall_parmacs_gs_t* g) { g->id = new_object(kind::subscript, 0); }
 long squall_parmacs_getsub(squall_parmacs_gs_t* g, long max, long processes) {
   tsm::detail::before_release();
-  const long subscript = am::call<getsub_msg>(0, std::uint64_t{g->id}, max, processes);
+  const std::uint64_t id = g->id;  // shared memory: read before taking the node lock
+  long subscript = -1;
+  if (node() == 0) {
+    // Node 0's own workers take theirs under the node lock, as the handler would, rather
+    // than by a message to themselves (n-body on one node: 1,032 of them in its 0.3 s).
+    am::run_locked([&] { subscript = take_subscript(id, max, processes, 0); });
+  } else {
+    subscript = am::call<getsub_msg>(0, id, max, processes);
+  }
   tsm::detail::after_acquire();
   return subscript;
 }
