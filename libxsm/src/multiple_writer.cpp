@@ -129,23 +129,19 @@ void multiple_writer::copied(segment s, block_index b, bool write) {
 void multiple_writer::flush() {
   // Under the node lock: another worker of this node may take a write fault meanwhile, whose
   // handler adds to dirty_ (ThreadSanitizer, PARMACS on one node of two workers).
-  struct walk {
-    multiple_writer* mw;
-    bool any;
-  } w{this, false};
-  am::run_locked([](void* c) {
-    auto& [mw, any] = *static_cast<walk*>(c);
-    any = !mw->dirty_.empty();
+  bool any = false;
+  am::run_locked([&] {
+    any = !dirty_.empty();
     if (!any) return;
-    mw->diff_messages_out_ = 0;
-    mw->diff_messages_applied_ = 0;
-    for (const block_index b : mw->dirty_) {
-      mw->seg_.set_tag(b, tag::read_only);  // first: the program stores nothing more into it now
-      mw->add_diff(b);
+    diff_messages_out_ = 0;
+    diff_messages_applied_ = 0;
+    for (const block_index b : dirty_) {
+      seg_.set_tag(b, tag::read_only);  // first: the program stores nothing more into it now
+      add_diff(b);
     }
-    mw->dirty_.clear();
-  }, &w);
-  if (!w.any) return;
+    dirty_.clear();
+  });
+  if (!any) return;
   for (std::size_t home = 0; home < outboxes_.size(); ++home) {
     if (outboxes_[home].used != 0) send_outbox(outboxes_[home], static_cast<int>(home));
   }
@@ -221,12 +217,11 @@ void multiple_writer::after_acquire() {
 
 void multiple_writer::drop_copies() {
   // Under the node lock, as flush's walk of dirty_: a fault handler may be adding to cached_.
-  am::run_locked([](void* self) {
-    auto& mw = *static_cast<multiple_writer*>(self);
-    for (const block_index b : mw.cached_) mw.seg_.set_tag(b, tag::invalid);
-    mw.invalidations.add(mw.cached_.size());
-    mw.cached_.clear();
-  }, this);
+  am::run_locked([&] {
+    for (const block_index b : cached_) seg_.set_tag(b, tag::invalid);
+    invalidations.add(cached_.size());
+    cached_.clear();
+  });
 }
 
 }  // namespace squall::xsm
