@@ -90,6 +90,11 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
   }
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "reading its configuration (UCX_* variables)");
+  // The worker's lock a mutex, not UCX's default spinlock, unless the user chose: the I/O
+  // thread shares its processor with the program thread (SQUALL_BIND), and spun on the lock
+  // that thread held while preempted, a scheduler slice at a time (perf: 43% of the I/O
+  // thread's samples in pthread_spin_lock, runs of 1-4 ms while the program waited).
+  if (std::getenv("UCX_USE_MT_MUTEX") == nullptr) check(ucp_config_modify(config, "USE_MT_MUTEX", "y"), "ucp_config_modify");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA;  // RMA: ucx_reads.cpp
