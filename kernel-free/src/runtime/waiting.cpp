@@ -85,8 +85,11 @@ void sleep_on_doorbell(node_runtime& nd, shm::doorbell_sleeper who, std::int64_t
   const std::uint32_t seen = ctl.doorbell.load(std::memory_order_seq_cst);
   if (who == shm::program_waiter) ctl.waiters_asleep.fetch_add(1, std::memory_order_seq_cst);
   ctl.sleepers.fetch_add(1, std::memory_order_seq_cst);
-  ctl.awake.fetch_sub(1, std::memory_order_seq_cst);
-  nd.transport->node_sleeps();
+  // The network's I/O thread watches while nobody of this node polls: it is handed the
+  // watch when the last poller sleeps, and steps aside when the first polls again. Waking it
+  // at every sleep, with the program thread still polling, only woke it to park again (2,000
+  // times a second in a ping-pong over UCX, each on the program's processor).
+  if (ctl.awake.fetch_sub(1, std::memory_order_seq_cst) == 1) nd.transport->node_sleeps();
   if (nd.engine->has_unsent()) timeout_ns = std::min(timeout_ns, unsent_timeout_ns);
   const std::int64_t deadline = nd.engine->next_deadline();  // a deferred call (am::call_at)
   if (deadline != INT64_MAX) timeout_ns = std::min(timeout_ns, std::max<std::int64_t>(deadline - now_ns(), 0));
@@ -94,7 +97,7 @@ void sleep_on_doorbell(node_runtime& nd, shm::doorbell_sleeper who, std::int64_t
   // passes through the kernel (no time to sleep) needs no heavy one.
   if (timeout_ns > 0) process_fence::heavy();
   if (!ready() && !nd.stopping.load()) futex_wait_class(&ctl.doorbell, seen, timeout_ns, who);
-  ctl.awake.fetch_add(1, std::memory_order_seq_cst);
+  if (ctl.awake.fetch_add(1, std::memory_order_seq_cst) == 0) nd.transport->node_polls();
   ctl.sleepers.fetch_sub(1, std::memory_order_seq_cst);
   if (who == shm::program_waiter) ctl.waiters_asleep.fetch_sub(1, std::memory_order_seq_cst);
 }
@@ -224,7 +227,9 @@ void progress_loop(node_runtime& nd) {
       continue;
     }
     sleep_on_doorbell(nd, shm::progress_thread, watch ? watch_ns : idle_timeout_ns, [&] {
-      return !program_polls(nd) && nd.transport->any_incoming();  // else someone else polls
+      // Else someone else polls. Not the network itself: that would fight a program thread
+      // sending there for the transport's locks; the I/O thread watches it once we sleep.
+      return !program_polls(nd) && nd.transport->any_queued();
     });
     stats::counter_at(progress_wakeups).fetch_add(1, std::memory_order_relaxed);
     if (watch && ctl.doorbell.load() != rung) {
@@ -277,7 +282,9 @@ void enter_wait(node_runtime& nd) {
   nd.waiters.store(nd.waiters.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const int was = nd.compute.load(std::memory_order_relaxed);
   set_compute(nd, node_runtime::waiting);
-  if (was != node_runtime::lingering) nd.control().awake.fetch_add(1, std::memory_order_seq_cst);
+  if (was != node_runtime::lingering && nd.control().awake.fetch_add(1, std::memory_order_seq_cst) == 0) {
+    nd.transport->node_polls();
+  }
 }
 
 // Returns true when the caller stays counted as polling (lingering): the last waiter out

@@ -32,6 +32,7 @@ class routed_transport final : public transport {
   void release(int src) override { to(src).release(src); }
   bool any_incoming() override { return local_.any_incoming() || remote_.any_incoming(); }
   bool worth_polling() override { return local_.worth_polling() || remote_.any_incoming(); }
+  bool any_queued() override { return local_.any_incoming() || remote_.any_queued(); }
   bool moving_data() override { return local_.moving_data() || remote_.moving_data(); }
   void nudge_peers() override { local_.nudge_peers(); }
   void poke_stalled_peers() override { local_.poke_stalled_peers(); }
@@ -39,6 +40,7 @@ class routed_transport final : public transport {
     local_.node_sleeps();
     remote_.node_sleeps();
   }
+  void node_polls() override { remote_.node_polls(); }
   std::size_t max_packet() const override { return std::min(local_.max_packet(), remote_.max_packet()); }
   shm::shm_transport* mailbox_lane(int peer) override { return to(peer).mailbox_lane(peer); }
 

@@ -38,6 +38,10 @@ class transport {
   // The same for a thread spinning in a wait: may say no for a while after a send when
   // looking would slow the reply down (shm/mailbox.hpp). Never used to decide to sleep.
   virtual bool worth_polling() { return any_incoming(); }
+  // Packets already taken in and waiting to be handled, without looking at the network
+  // (a network transport's I/O thread or a poller takes them in). For a thread that must
+  // not progress the network beside a program thread that may be inside it.
+  virtual bool any_queued() { return any_incoming(); }
   virtual std::size_t max_packet() const = 0;
   // Whether a transfer is under way that moves only while a thread of this node progresses
   // the transport (a rendezvous of UCX over TCP, whose data goes out or comes in a socket
@@ -47,6 +51,9 @@ class transport {
   // Called by a thread of this node before it sleeps until a doorbell (the transport may
   // have to watch for arrivals itself meanwhile).
   virtual void node_sleeps() {}
+  // Called by a thread of this node that polls again (woke from its doorbell, or entered a
+  // wait with nobody polling): a transport watching for it should step aside.
+  virtual void node_polls() {}
   // Wakes every peer that has not taken (or not answered) this node's packets, even one that
   // counts as polling: a waiter whose reply is late calls it (runtime/waiting.cpp, nudges).
   virtual void nudge_peers() {}

@@ -42,9 +42,15 @@ class tcp_transport final : public network_transport {
   bool any_incoming() override {
     return queued_.load(std::memory_order_seq_cst) != 0 || poll_sockets();
   }
+  bool any_queued() override { return queued_.load(std::memory_order_seq_cst) != 0; }
   std::size_t max_packet() const override { return max_packet_; }
+  // Bytes wait to be written to a socket that was full: a waiter keeps polling (and so
+  // writing) rather than sleep and leave them to the I/O thread, a wake-up per socket buffer.
+  bool moving_data() override;
   // A thread of the node is about to sleep: the I/O thread must watch the sockets now.
   void node_sleeps() override;
+  // A thread of the node polls again: the I/O thread leaves epoll_wait and parks.
+  void node_polls() override;
   bool reaches(int node) const override { return node < static_cast<int>(conns_.size()) && conns_[node] != nullptr; }
   // Liveness: frames read, and a heartbeat frame on idle links (network_transport.hpp).
   std::uint64_t frames_heard(int node) const override;
@@ -75,7 +81,8 @@ class tcp_transport final : public network_transport {
   // The I/O thread stays out of epoll_wait while a thread of the node polls (that thread
   // reads the sockets), so that arriving data wakes no one.
   io_parking parking_;
-  int epoll_fd_ = -1, stop_fd_ = -1;
+  std::atomic<bool> io_in_epoll_{false};
+  int epoll_fd_ = -1, stop_fd_ = -1, kick_fd_ = -1;
   std::thread io_;
 };
 

@@ -61,12 +61,16 @@ class ucx_transport final : public network_transport {
   std::span<const std::byte> peek(int src) override;
   void release(int src) override;
   bool any_incoming() override;
+  bool any_queued() override {
+    return queued_.load(std::memory_order_seq_cst) != 0 && incomplete_.load(std::memory_order_relaxed) == 0;
+  }
   // A large packet still being sent or received by rendezvous.
   bool moving_data() override {
     return large_sends_.load(std::memory_order_relaxed) != 0 || incomplete_.load(std::memory_order_relaxed) != 0;
   }
   std::size_t max_packet() const override { return max_packet_; }
   void node_sleeps() override;
+  void node_polls() override;
 
   bool reaches(int node) const override { return node < static_cast<int>(peers_.size()) && peers_[node] != nullptr; }
   std::uint64_t frames_heard(int node) const override;
