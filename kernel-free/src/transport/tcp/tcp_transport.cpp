@@ -65,8 +65,7 @@ tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, liste
     : max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  kick_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || stop_fd_ < 0 || kick_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", std::strerror(errno));
+  if (epoll_fd_ < 0 || stop_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", std::strerror(errno));
   const auto n = static_cast<std::uint64_t>(fds.size());
   auto watch = [&](int fd, std::uint64_t tag) {
     epoll_event ev{};
@@ -87,7 +86,7 @@ tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, liste
   }
   watch(listener_.fd(), n);
   watch(stop_fd_, n + 1);
-  watch(kick_fd_, n + 2);
+  watch(parking_.kick_fd(), n + 2);
   io_ = std::thread([this] {
     name_this_thread("squall-tcp-io");
     io_loop();
@@ -110,7 +109,6 @@ tcp_transport::~tcp_transport() {
   }
   ::close(epoll_fd_);
   ::close(stop_fd_);
-  ::close(kick_fd_);
 }
 
 // Called with c.out_mu held. Sends at once when nothing is waiting before it; keeps what
@@ -355,14 +353,7 @@ bool tcp_transport::moving_data() {
 
 void tcp_transport::node_sleeps() { parking_.wake_if_parked(); }
 
-// A thread of the node polls the sockets again while the I/O thread watches them in
-// epoll_wait: kicked out, it parks. Left there, it is woken by every packet that thread
-// reads, mostly for nothing (the poller has read it by the time it looks).
-void tcp_transport::node_polls() {
-  if (!io_in_epoll_.load(std::memory_order_seq_cst)) return;
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto r = ::write(kick_fd_, &one, sizeof one);
-}
+void tcp_transport::node_polls() { parking_.kick(); }
 
 void tcp_transport::io_loop() {
   const auto n = static_cast<std::uint64_t>(conns_.size());
@@ -373,11 +364,8 @@ void tcp_transport::io_loop() {
   epoll_event events[32];
   while (!stopping_.load()) {
     if (parking_.park_while_polled(*hooks_.polling, stopping_, parked_ns)) continue;
-    io_in_epoll_.store(true, std::memory_order_seq_cst);
-    // A thread that began polling between our look at `polling` and here did not kick us
-    // (node_polls): look again.
-    const int k = hooks_.polling->load(std::memory_order_seq_cst) != 0 ? 0 : ::epoll_wait(epoll_fd_, events, 32, epoll_ms);
-    io_in_epoll_.store(false, std::memory_order_seq_cst);
+    const int k = parking_.begin_watch(*hooks_.polling) ? ::epoll_wait(epoll_fd_, events, 32, epoll_ms) : 0;
+    parking_.end_watch();
     if (k < 0) {
       if (errno == EINTR) continue;
       fatal("epoll_wait failed in the TCP transport: %s", std::strerror(errno));
@@ -388,8 +376,7 @@ void tcp_transport::io_loop() {
       const std::uint64_t tag = events[i].data.u64;
       if (tag == n + 1) return;  // stop
       if (tag == n + 2) {        // kicked (node_polls)
-        std::uint64_t drained;
-        [[maybe_unused]] auto r = ::read(kick_fd_, &drained, sizeof drained);
+        parking_.drain_kick();
         continue;
       }
       if (tag == n) {

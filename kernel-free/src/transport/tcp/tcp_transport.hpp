@@ -81,8 +81,7 @@ class tcp_transport final : public network_transport {
   // The I/O thread stays out of epoll_wait while a thread of the node polls (that thread
   // reads the sockets), so that arriving data wakes no one.
   io_parking parking_;
-  std::atomic<bool> io_in_epoll_{false};
-  int epoll_fd_ = -1, stop_fd_ = -1, kick_fd_ = -1;
+  int epoll_fd_ = -1, stop_fd_ = -1;
   std::thread io_;
 };
 

@@ -126,11 +126,10 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
 
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  kick_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || stop_fd_ < 0 || kick_fd_ < 0) {
+  if (epoll_fd_ < 0 || stop_fd_ < 0) {
     fatal("cannot create the UCX transport's epoll: %s", std::strerror(errno));
   }
-  for (int fd : {worker_fd_, stop_fd_, kick_fd_}) {
+  for (int fd : {worker_fd_, stop_fd_, parking_.kick_fd()}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -230,7 +229,6 @@ ucx_transport::~ucx_transport() {
   if (context_ != nullptr) ucp_cleanup(context_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
   if (stop_fd_ >= 0) ::close(stop_fd_);
-  if (kick_fd_ >= 0) ::close(kick_fd_);
 }
 
 

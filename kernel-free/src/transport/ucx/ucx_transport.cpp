@@ -290,23 +290,11 @@ bool ucx_transport::any_incoming() {
 // UCX then signals nothing more until it is armed again (unlike a socket, which stays
 // readable; without the kick a reply over UCX's shared memory waited for the 100 ms timeout).
 void ucx_transport::node_sleeps() {
-  if (io_in_epoll_.load(std::memory_order_seq_cst)) {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto r = ::write(kick_fd_, &one, sizeof one);
-    return;
-  }
-  parking_.wake_if_parked();
+  if (!parking_.kick()) parking_.wake_if_parked();
 }
 
-// A thread of the node polls again while the I/O thread watches in epoll_wait: kicked out,
-// it parks. Left there, every packet that thread takes wakes it for nothing (the worker's
-// descriptor nests UCX's own epoll set, and the kernel wakes the watcher before the poller
-// has read): 4,000 wake-ups a second on the program's processor in a ping-pong.
-void ucx_transport::node_polls() {
-  if (!io_in_epoll_.load(std::memory_order_seq_cst)) return;
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto r = ::write(kick_fd_, &one, sizeof one);
-}
+// A thread of the node polls again: out of epoll_wait, the I/O thread parks (io_parking.hpp).
+void ucx_transport::node_polls() { parking_.kick(); }
 
 void ucx_transport::io_loop() {
   in_io_thread = true;
@@ -330,18 +318,12 @@ void ucx_transport::io_loop() {
     }
     if (armed == UCS_ERR_BUSY) continue;  // more arrived meanwhile
     check(armed, "ucp_worker_arm");
-    io_in_epoll_.store(true, std::memory_order_seq_cst);
-    // A thread that went to sleep between our look at `polling` and here found us neither
-    // parked nor in epoll_wait: look again.
-    const int k = hooks_.polling->load(std::memory_order_seq_cst) != 0 ? 0 : ::epoll_wait(epoll_fd_, events, 3, epoll_ms);
-    io_in_epoll_.store(false, std::memory_order_seq_cst);
+    const int k = parking_.begin_watch(*hooks_.polling) ? ::epoll_wait(epoll_fd_, events, 3, epoll_ms) : 0;
+    parking_.end_watch();
     if (k < 0 && errno != EINTR) fatal("epoll_wait failed in the UCX transport: %s", std::strerror(errno));
     if (k > 0) count(io_wakeups);
     for (int i = 0; i < k; ++i) {
-      if (events[i].data.fd == kick_fd_) {
-        std::uint64_t drained;
-        [[maybe_unused]] auto r = ::read(kick_fd_, &drained, sizeof drained);
-      }
+      if (events[i].data.fd == parking_.kick_fd()) parking_.drain_kick();
     }
   }
 }

@@ -128,8 +128,7 @@ class ucx_transport final : public network_transport {
   std::mutex alive_mu_;                // heartbeats (the watchdog's thread) against shutdown
   bool arrived_here_ = false;  // the I/O thread's progress took a packet in (under progress_mu_)
   io_parking parking_;
-  std::atomic<bool> io_in_epoll_{false};
-  int epoll_fd_ = -1, stop_fd_ = -1, kick_fd_ = -1, worker_fd_ = -1;
+  int epoll_fd_ = -1, stop_fd_ = -1, worker_fd_ = -1;
   std::thread io_;
 };
 
