@@ -16,7 +16,7 @@
 namespace squall::shm {
 
 constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
-constexpr std::uint32_t job_version = 5;
+constexpr std::uint32_t job_version = 6;
 
 struct alignas(64) job_header {
   std::uint64_t magic;
@@ -60,6 +60,12 @@ struct alignas(64) node_control {
   // is late does (shm_transport::nudge_peers). On a line of its own: the node writes it at
   // every wait, and only a late waiter reads it, whereas every sender reads `awake`.
   alignas(64) std::atomic<std::uint32_t> lingering;
+  // In a job with more nodes on this host than processors (runtime/waiting.cpp, "Yields"):
+  // 1 while the node's program runs outside any wait, and when it last stopped doing so
+  // (CLOCK_MONOTONIC, ns). A waiter whose yield took long reads them to tell this job's
+  // computing nodes from other programs.
+  std::atomic<std::uint32_t> computing;
+  std::atomic<std::int64_t> computed_until_ns;
 };
 
 // The sleepers a ring of c's doorbell wakes.
