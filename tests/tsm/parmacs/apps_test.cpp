@@ -136,7 +136,8 @@ TEST(ParmacsApps, WorkersOfANodeShareItsMemoryWithoutTheProtocol) {
 TEST(ParmacsApps, RadixUnderMultipleWriter) {
   const std::string one = run_on(RADIX, 1);
   ASSERT_FALSE(one.empty()) << "radix printed no checksum";
-  const auto r = run(std::string("SQUALL_TSM_PROTOCOL=multiple-writer SQUALL_STATS=1 ") + SQUALLRUN + " -n 4 " + RADIX + " -p4", 300);
+  const auto r = run(std::string("SQUALL_TSM_PROTOCOL=multiple-writer SQUALL_WORKERS_PER_NODE=1 SQUALL_STATS=1 ") + SQUALLRUN +
+                         " -n 4 " + RADIX + " -p4", 300);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(checksum_of(r.output), one) << r.output;
   EXPECT_NE(r.output.find("multiple_writer.diffs_applied"), std::string::npos) << r.output;

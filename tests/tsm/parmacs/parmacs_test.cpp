@@ -27,12 +27,13 @@ std::string job(int nodes, const std::string& args, const std::string& env = "")
 
 // By default CREATE starts as many workers on a node as it has processors
 // (squall::processors()), as threads: a program asking for that many runs on one node, and
-// one more is refused with the count in the message.
+// one more is refused with the count in the message. The default, whatever the suite's
+// environment says (SQUALL_WORKERS_PER_NODE=1 runs it in the papers' mode).
 TEST(Parmacs, ByDefaultANodeTakesAWorkerPerProcessor) {
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   const int processors = CPU_COUNT(&set);
-  const std::string one_node = std::string(SQUALLRUN) + " -n 1 " + MACROS + " -p ";
+  const std::string one_node = "env -u SQUALL_WORKERS_PER_NODE " + std::string(SQUALLRUN) + " -n 1 " + MACROS + " -p ";
   const auto fits = run(one_node + std::to_string(processors), 120);
   EXPECT_EQ(fits.status, 0) << fits.output;
   const auto over = run(one_node + std::to_string(processors + 1), 60);
@@ -174,8 +175,10 @@ TEST(Parmacs, AnExitEndsTheJobWithItsStatus) {
       {MACROS, "SQUALL_WORKERS_PER_NODE=2", "main", 4, "main (node 0) exited with status 4 while 5 worker(s) ran; the job ends"},
   };
   for (const auto& c : cases) {
-    const std::string p = std::string(c.env).find("PER_NODE=2") != std::string::npos ? "6" : "3";
-    const auto r = run(std::string(c.env) + " " + SQUALLRUN + " -n 3 " + c.program + " -p " + p + " -exit " + c.who, 60);
+    const bool threads = std::string(c.env).find("PER_NODE=2") != std::string::npos;
+    // The cases without workers as threads take the default layout, whatever the suite's.
+    const std::string env = threads ? c.env : "env -u SQUALL_WORKERS_PER_NODE " + std::string(c.env);
+    const auto r = run(env + " " + SQUALLRUN + " -n 3 " + c.program + " -p " + (threads ? "6" : "3") + " -exit " + c.who, 60);
     if (count_of(r.output, "compile the program with -fPIC") > 0) continue;  // a sanitizer build refuses AS_IS
     EXPECT_EQ(r.status, c.status) << c.program << " " << c.env << "\n" << r.output;
     EXPECT_EQ(count_of(r.output, c.message), 1) << r.output;
