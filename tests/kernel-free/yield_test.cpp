@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Yields in the waits of a job with more nodes than processors (runtime/waiting.cpp,
-// "Yields"): a spinning wait yields its processor to the node it waits for, but not while its
-// yields go to a program outside the job that computes there, which keeps the processor for
-// whole scheduler slices. Run on 2 nodes on one processor (one_processor.sh).
+// Yields in the waits of a job with more nodes than processors (runtime/wait_yields.cpp): a
+// spinning wait yields its processor to the node it waits for, but not while its yields go to
+// a program outside the job that computes there, which keeps the processor for whole
+// scheduler slices. Run on 2 nodes on one processor (one_processor.sh).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -193,7 +193,7 @@ void init(int*, char***) {
   if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.mailbox_demote);
   if (nd->config.poke) poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")));
   nd->control().pid.store(getpid());
-  // The program runs from here until its first wait (runtime/waiting.cpp, "Yields").
+  // The program runs from here until its first wait (runtime/wait_yields.cpp).
   if (nd->config.oversubscribed) nd->control().computing.store(1, std::memory_order_relaxed);
   nd->control().state.store(shm::running);
   the_node = nd;

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// With more nodes than processors a spinning wait (waiting.cpp) yields its processor now and
+// then, so that the node it waits for, queued on the same processor, answers at once. On 8
+// nodes of 2 cores the lock test of tsm_test (Locks.FenceWaitsForEveryRelease) takes 1.5 s so,
+// 3.2 s with waits that never yield, and the PARMACS n-body 0.52-0.57 s against 1.5 s. That
+// holds while the threads a yield hands the processor to are this job's, which answer and yield
+// or sleep again. A program of another job that computes there keeps it for its whole scheduler
+// slice instead (a yield moves the yielder's deadline a slice on): beside two busy loops the
+// same lock test took 98-113 s, the n-body 22 s, a CHAOS exchange on 4 nodes 1.0-1.3 ms against
+// 25 us. So a yield that took a slice (long_yield_ns) while no other node of this host computed
+// (node_control::computing), or the third in a short while (another job beside this job's
+// computing nodes), stops the thread's yields for a period that doubles while the other job
+// stays: its waits spin their 5 us and sleep on the doorbell, as waits with a core each do.
+// Beside the busy loops: the lock test 9.0-9.5 s, the n-body 6.1-7.0 s, the exchange 28-94 us
+// (7-8 s and 4.4 s with waits that never yield); alone, the same as before within the noise (6
+// alternated runs each).
+#include "runtime/wait_yields.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "common/futex.hpp"
+#include "stats/counters.hpp"
+
+namespace squall::rt {
+namespace {
+
+const int wait_yields = stats::counter_slot("wait.yields");
+const int foreign_yields = stats::counter_slot("wait.foreign_yields");  // taken for another program's
+
+// A yield that took longer than this went to a thread that computed for a scheduler slice
+// (about 3 ms here). Of the yields over 0.25 ms, beside busy loops 81% took over 2.5 ms
+// (the lock test above on 8 nodes); among this job's nodes alone 90% took under 1 ms (the
+// n-body). A false verdict costs the shortest period, in which waits sleep instead of
+// yielding.
+constexpr std::int64_t long_yield_ns = 1'500'000;
+constexpr std::int64_t long_yields_window_ns = 30'000'000;
+constexpr int long_yields_for_another_job = 3;
+constexpr std::int64_t min_no_yields_ns = 20'000'000;
+constexpr std::int64_t max_no_yields_ns = 1'600'000'000;
+
+// Whether a node of this host other than this one ran its program outside a wait at some
+// time since `since` (ns).
+bool host_peer_computed_since(const node_runtime& nd, std::int64_t since) {
+  for (int k = 0; k < nd.n; ++k) {
+    if (k == nd.me || !nd.on_this_host[static_cast<std::size_t>(k)]) continue;
+    const shm::node_control& peer = nd.job.control(k);
+    if (peer.computing.load(std::memory_order_relaxed) != 0 ||
+        peer.computed_until_ns.load(std::memory_order_relaxed) >= since) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void yield_in_wait(const node_runtime& nd, std::int64_t now) {
+  thread_local std::int64_t no_yields_until = 0;
+  thread_local std::int64_t no_yields_ns = min_no_yields_ns;  // the last period without yields
+  thread_local std::int64_t window_start = 0;  // of the recent long yields
+  thread_local int long_yields = 0;
+  if (now < no_yields_until) return;
+  stats::counter_at(wait_yields).fetch_add(1, std::memory_order_relaxed);
+  sched_yield();
+  const std::int64_t back = now_ns();
+  if (back - now <= long_yield_ns) return;
+  if (back - window_start > long_yields_window_ns) {
+    window_start = back;
+    long_yields = 0;
+  }
+  if (++long_yields >= long_yields_for_another_job || !host_peer_computed_since(nd, now)) {
+    stats::counter_at(foreign_yields).fetch_add(1, std::memory_order_relaxed);
+    // Found again soon after the last period without yields: a longer one.
+    no_yields_ns = back - no_yields_until < no_yields_ns ? std::min(2 * no_yields_ns, max_no_yields_ns) : min_no_yields_ns;
+    no_yields_until = back + no_yields_ns;
+    long_yields = 0;
+  }
+}
+
+}  // namespace squall::rt
