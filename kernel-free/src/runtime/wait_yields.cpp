@@ -6,13 +6,13 @@
 // holds while the threads a yield hands the processor to are this job's, which answer and yield
 // or sleep again. A program of another job that computes there keeps it for its whole scheduler
 // slice instead (a yield moves the yielder's deadline a slice on): beside two busy loops the
-// same lock test took 98-113 s, the n-body 22 s, a CHAOS exchange on 4 nodes 1.0-1.3 ms against
+// same lock test took 98-129 s, the n-body 22 s, a CHAOS exchange on 4 nodes 1.0-1.3 ms against
 // 25 us. So a yield that took a slice (long_yield_ns) while no other node of this host computed
 // (node_control::computing), or the third in a short while (another job beside this job's
 // computing nodes), stops the thread's yields for a period that doubles while the other job
 // stays: its waits spin their 5 us and sleep on the doorbell, as waits with a core each do.
-// Beside the busy loops: the lock test 9.0-9.5 s, the n-body 6.1-7.0 s, the exchange 28-94 us
-// (7-8 s and 4.4 s with waits that never yield); alone, the same as before within the noise (6
+// Beside the busy loops: the lock test 7.3-8.0 s, the n-body 5.0-6.1 s, the exchange 27-100 us
+// (7-8 s and 4.4 s with waits that never yield); alone, the same as before within the noise (5
 // alternated runs each).
 #include "runtime/wait_yields.hpp"
 
@@ -39,6 +39,10 @@ constexpr std::int64_t long_yields_window_ns = 30'000'000;
 constexpr int long_yields_for_another_job = 3;
 constexpr std::int64_t min_no_yields_ns = 20'000'000;
 constexpr std::int64_t max_no_yields_ns = 1'600'000'000;
+// Found again this soon after a period without yields ended, the other program is taken to
+// be still there, and the next period is twice as long (beside two busy loops the n-body
+// above took 5.0-5.2 s so, 6.1-7.0 s when only a verdict within one period doubled it).
+constexpr std::int64_t still_there_ns = 1'000'000'000;
 
 // Whether a node of this host other than this one ran its program outside a wait at some
 // time since `since` (ns).
@@ -72,8 +76,8 @@ void yield_in_wait(const node_runtime& nd, std::int64_t now) {
   }
   if (++long_yields >= long_yields_for_another_job || !host_peer_computed_since(nd, now)) {
     stats::counter_at(foreign_yields).fetch_add(1, std::memory_order_relaxed);
-    // Found again soon after the last period without yields: a longer one.
-    no_yields_ns = back - no_yields_until < no_yields_ns ? std::min(2 * no_yields_ns, max_no_yields_ns) : min_no_yields_ns;
+    const bool again = back - no_yields_until < std::max(still_there_ns, no_yields_ns);
+    no_yields_ns = again ? std::min(2 * no_yields_ns, max_no_yields_ns) : min_no_yields_ns;
     no_yields_until = back + no_yields_ns;
     long_yields = 0;
   }
