@@ -194,7 +194,7 @@ void init(int*, char***) {
   if (nd->config.poke) poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")));
   nd->control().pid.store(getpid());
   // The program runs from here until its first wait (runtime/wait_yields.cpp).
-  if (nd->config.oversubscribed) nd->control().computing.store(1, std::memory_order_relaxed);
+  if (nd->config.oversubscribed) nd->control().computed_until_ns.store(INT64_MAX, std::memory_order_relaxed);
   nd->control().state.store(shm::running);
   the_node = nd;
   current_phase.store(phase::running);

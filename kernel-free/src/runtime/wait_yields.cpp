@@ -8,7 +8,7 @@
 // slice instead (a yield moves the yielder's deadline a slice on): beside two busy loops the
 // same lock test took 98-129 s, the n-body 22 s, a CHAOS exchange on 4 nodes 1.0-1.3 ms against
 // 25 us. So a yield that took a slice (long_yield_ns) while no other node of this host computed
-// (node_control::computing), or the third in a short while (another job beside this job's
+// (node_control::computed_until_ns), or the third in a short while (another job beside this job's
 // computing nodes), stops the thread's yields for a period that doubles while the other job
 // stays: its waits spin their 5 us and sleep on the doorbell, as waits with a core each do.
 // Beside the busy loops: the lock test 7.3-8.0 s, the n-body 5.0-6.1 s, the exchange 27-100 us
@@ -49,11 +49,7 @@ constexpr std::int64_t still_there_ns = 1'000'000'000;
 bool host_peer_computed_since(const node_runtime& nd, std::int64_t since) {
   for (int k = 0; k < nd.n; ++k) {
     if (k == nd.me || !nd.on_this_host[static_cast<std::size_t>(k)]) continue;
-    const shm::node_control& peer = nd.job.control(k);
-    if (peer.computing.load(std::memory_order_relaxed) != 0 ||
-        peer.computed_until_ns.load(std::memory_order_relaxed) >= since) {
-      return true;
-    }
+    if (nd.job.control(k).computed_until_ns.load(std::memory_order_relaxed) >= since) return true;
   }
   return false;
 }

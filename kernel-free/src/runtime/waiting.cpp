@@ -116,9 +116,7 @@ void set_compute(node_runtime& nd, int state) {
   if (lingered != lingers) nd.control().lingering.store(lingers ? 1 : 0, std::memory_order_relaxed);
   const bool computes = state == node_runtime::away;
   if (nd.config.oversubscribed && (was == node_runtime::away) != computes) {
-    auto& ctl = nd.control();
-    if (!computes) ctl.computed_until_ns.store(now_ns(), std::memory_order_relaxed);
-    ctl.computing.store(computes ? 1 : 0, std::memory_order_relaxed);
+    nd.control().computed_until_ns.store(computes ? INT64_MAX : now_ns(), std::memory_order_relaxed);
   }
 }
 

@@ -60,11 +60,10 @@ struct alignas(64) node_control {
   // is late does (shm_transport::nudge_peers). On a line of its own: the node writes it at
   // every wait, and only a late waiter reads it, whereas every sender reads `awake`.
   alignas(64) std::atomic<std::uint32_t> lingering;
-  // In a job with more nodes on this host than processors (runtime/wait_yields.cpp):
-  // 1 while the node's program runs outside any wait, and when it last stopped doing so
-  // (CLOCK_MONOTONIC, ns). A waiter whose yield took long reads them to tell this job's
-  // computing nodes from other programs.
-  std::atomic<std::uint32_t> computing;
+  // In a job with more nodes on this host than processors (runtime/wait_yields.cpp): when
+  // the node's program last stopped running outside a wait (CLOCK_MONOTONIC, ns), INT64_MAX
+  // while it runs so. A waiter whose yield took long reads it to tell this job's computing
+  // nodes from other programs.
   std::atomic<std::int64_t> computed_until_ns;
 };
 
