@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
 
 #include "squall/apps/unstructured/mesh_generator.hpp"
 #include "squall/apps/unstructured/partition.hpp"
@@ -71,6 +74,40 @@ TEST(UnstructuredPartition, PaddingAlignsEveryPart) {
   expect_valid(r, mesh.node_count());
   for (std::size_t p = 0; p <= 3; ++p) EXPECT_EQ(r.first[p] % 512, 0u);
   EXPECT_EQ(renamed_mesh(mesh, r).coords.size(), r.length());
+}
+
+TEST(UnstructuredPartition, PaddedGroupsKeepThePartsAndGiveEachGroupBlocksOfItsOwn) {
+  const Mesh& mesh = small_mesh();
+  const Renaming level2 = rcb_renaming(mesh.coords, {3, 102, 512});
+  // Three groups by the old name's residue, so that every part has all three.
+  std::vector<std::uint32_t> group(level2.length(), 0);
+  for (std::size_t old = 0; old < mesh.node_count(); ++old) group[level2.name[old]] = static_cast<std::uint32_t>(old % 3);
+  const GroupLayout layout{.block_bytes = 4096, .name_bytes = 40, .align = 512};
+  const Renaming r = padded_groups(level2, group, layout);
+  expect_valid(r, mesh.node_count());
+  for (std::size_t p = 0; p <= 3; ++p) EXPECT_EQ(r.first[p] % 512, 0u);
+  std::vector<std::int64_t> group_of_block(r.length() * 40 / 4096 + 1, -1);
+  for (std::size_t old = 0; old < mesh.node_count(); ++old) {
+    EXPECT_EQ(r.part_of(r.name[old]), level2.part_of(level2.name[old]));  // the same parts
+    // Every block a name's bytes touch holds that name's group only.
+    for (std::size_t b = r.name[old] * 40 / 4096; b <= (r.name[old] * 40 + 39) / 4096; ++b) {
+      const auto g = static_cast<std::int64_t>(old % 3);
+      EXPECT_TRUE(group_of_block[b] == -1 || group_of_block[b] == g) << "block " << b;
+      group_of_block[b] = g;
+    }
+  }
+  // Inside a part's group, level 2's order.
+  std::vector<std::size_t> by_level2(level2.length(), mesh.node_count());
+  for (std::size_t old = 0; old < mesh.node_count(); ++old) by_level2[level2.name[old]] = old;
+  std::vector<std::int64_t> last(3 * level2.parts(), -1);
+  for (std::size_t k = 0; k < level2.length(); ++k) {
+    const std::size_t old = by_level2[k];
+    if (old == mesh.node_count()) continue;  // padding
+    std::int64_t& before = last[level2.part_of(static_cast<NodeId>(k)) * 3 + old % 3];
+    EXPECT_GT(static_cast<std::int64_t>(r.name[old]), before);
+    before = r.name[old];
+  }
+  EXPECT_THROW(padded_groups(level2, std::vector<std::uint32_t>(3, 0), layout), std::invalid_argument);
 }
 
 TEST(UnstructuredPartition, ItemsGoToTheirPartOrTheLessLoadedOfTheirEnds) {

@@ -123,6 +123,40 @@ Renaming rcb_renaming(std::span<const Vec3> coords, const RcbOptions& options) {
   return r;
 }
 
+Renaming padded_groups(const Renaming& r, std::span<const std::uint32_t> group, const GroupLayout& layout) {
+  if (layout.align == 0 || layout.block_bytes == 0 || layout.name_bytes == 0 || group.size() != r.length()) {
+    throw std::invalid_argument("padded_groups: a zero size, or groups for another number of names");
+  }
+  // The first name at or after `at` whose bytes start on a block boundary.
+  const auto block_start = [&](std::size_t at) {
+    const std::size_t block = (at * layout.name_bytes + layout.block_bytes - 1) / layout.block_bytes;
+    return (block * layout.block_bytes + layout.name_bytes - 1) / layout.name_bytes;
+  };
+  std::vector<std::size_t> moved_to(r.length(), 0);  // r's name -> the new one
+  Renaming out;
+  out.first.push_back(0);
+  std::vector<std::uint32_t> groups;
+  for (std::size_t p = 0; p < r.parts(); ++p) {
+    const std::span<const std::uint32_t> mine = group.subspan(r.first[p], r.count[p]);
+    groups.assign(mine.begin(), mine.end());
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    std::size_t at = out.first.back(), end = at;
+    for (const std::uint32_t g : groups) {
+      at = block_start(at);
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        if (mine[k] == g) moved_to[r.first[p] + k] = at++;
+      }
+      end = at;
+    }
+    out.count.push_back(end - out.first.back());
+    out.first.push_back((end + layout.align - 1) / layout.align * layout.align);
+  }
+  out.name.resize(r.name.size());
+  for (std::size_t old = 0; old < r.name.size(); ++old) out.name[old] = static_cast<NodeId>(moved_to[r.name[old]]);
+  return out;
+}
+
 Mesh renamed_mesh(const Mesh& mesh, const Renaming& renaming) {
   Mesh out;
   out.coords.assign(renaming.length(), Vec3{});

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <squall/squall.hpp>
@@ -69,20 +71,14 @@ struct Plan {
   std::vector<char> external;  // per new name: updated by items of two or more parts
 };
 
-Plan make_plan(const Mesh& mesh, TsmStep step, std::size_t parts, std::size_t block_size) {
-  const std::size_t per_block = std::max<std::size_t>(1, block_size / sizeof(NodeValues));
-  // Names per padded run: the fewest whose values fill whole blocks.
-  const std::size_t align = block_size / std::gcd(block_size, sizeof(NodeValues));
+// The plan under `names`: the renamed mesh, each item's part (by the paper's rule, or block
+// parts of the item lists for TSM-initial), and which names are external.
+Plan plan_under(const Mesh& mesh, Renaming names, bool block_items_of_lists) {
   Plan plan;
-  switch (step) {
-    case TsmStep::initial: plan.names = block_renaming(mesh.node_count(), parts); break;
-    case TsmStep::partition1: plan.names = rcb_renaming(mesh.coords, {parts, 0, 1}); break;
-    case TsmStep::partition2:
-    case TsmStep::reduction: plan.names = rcb_renaming(mesh.coords, {parts, per_block, 1}); break;
-    case TsmStep::padding: plan.names = rcb_renaming(mesh.coords, {parts, per_block, align}); break;
-  }
+  plan.names = std::move(names);
   plan.mesh = renamed_mesh(mesh, plan.names);
-  if (step == TsmStep::initial) {
+  const std::size_t parts = plan.names.parts();
+  if (block_items_of_lists) {
     plan.edge_part = block_items(mesh.edges.size(), parts);
     plan.face_part = block_items(mesh.faces.size(), parts);
   } else {
@@ -103,6 +99,53 @@ Plan make_plan(const Mesh& mesh, TsmStep step, std::size_t parts, std::size_t bl
     for (NodeId node : plan.mesh.faces[f].nodes) mark(node, plan.face_part[f]);
   }
   return plan;
+}
+
+// Names updated by the same parts (the part alone: its interior; the part and the neighbours
+// across one stretch of its boundary) get the same number.
+std::vector<std::uint32_t> sharer_groups(const Plan& plan) {
+  std::vector<std::vector<std::uint32_t>> updaters(plan.names.length());
+  for (std::size_t e = 0; e < plan.mesh.edges.size(); ++e) {
+    updaters[plan.mesh.edges[e].a].push_back(plan.edge_part[e]);
+    updaters[plan.mesh.edges[e].b].push_back(plan.edge_part[e]);
+  }
+  for (std::size_t f = 0; f < plan.mesh.faces.size(); ++f) {
+    for (NodeId node : plan.mesh.faces[f].nodes) updaters[node].push_back(plan.face_part[f]);
+  }
+  std::map<std::vector<std::uint32_t>, std::uint32_t> numbers;
+  for (auto& parts : updaters) {
+    std::sort(parts.begin(), parts.end());
+    parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+    numbers.emplace(parts, 0);
+  }
+  std::uint32_t next = 0;
+  for (auto& [parts, number] : numbers) number = next++;
+  std::vector<std::uint32_t> group(updaters.size());
+  for (std::size_t k = 0; k < updaters.size(); ++k) group[k] = numbers[updaters[k]];
+  return group;
+}
+
+Plan make_plan(const Mesh& mesh, TsmStep step, std::size_t parts, std::size_t block_size) {
+  const std::size_t per_block = std::max<std::size_t>(1, block_size / sizeof(NodeValues));
+  // Names per padded run: the fewest whose values fill whole blocks.
+  const std::size_t align = block_size / std::gcd(block_size, sizeof(NodeValues));
+  switch (step) {
+    case TsmStep::initial: return plan_under(mesh, block_renaming(mesh.node_count(), parts), true);
+    case TsmStep::partition1: return plan_under(mesh, rcb_renaming(mesh.coords, {parts, 0, 1}), false);
+    case TsmStep::partition2:
+    case TsmStep::reduction: return plan_under(mesh, rcb_renaming(mesh.coords, {parts, per_block, 1}), false);
+    case TsmStep::padding: {
+      // Level 2's order, then each part's names regrouped by the parts that update them, each
+      // group on blocks of its own: the owner's unlocked updates of its interior never share a
+      // block with the locked updates of its boundary, nor one stretch of the boundary with
+      // another that other neighbours update. (Who updates a name does not depend on its
+      // place inside its part.)
+      const Plan level2 = plan_under(mesh, rcb_renaming(mesh.coords, {parts, per_block, align}), false);
+      const GroupLayout layout{.block_bytes = block_size, .name_bytes = sizeof(NodeValues), .align = align};
+      return plan_under(mesh, padded_groups(level2.names, sharer_groups(level2), layout), false);
+    }
+  }
+  throw std::logic_error("unstructured: unknown TSM step");
 }
 
 // This node's edges and faces with their weights: `plain` ones need no lock (all their nodes
@@ -167,6 +210,9 @@ int run(Options& options) {
   compute_face_weights(plan.mesh.faces, plan.mesh.coords, parameters, face_weights);
   accumulate_edge_node_weights(plan.mesh.edges, edge_weights, node_weight);
   accumulate_face_node_weights(plan.mesh.faces, face_weights, node_weight);
+  // Padding names inside an owner's range (TSM-padding's, between its groups) touch no
+  // edge or face; a weight of 1 keeps their values, which nobody reads, finite.
+  for (double& w : node_weight) w = w == 0 ? 1 : w;
   const Work work = my_work(plan, edge_weights, face_weights, static_cast<std::uint32_t>(me), locks_used);
 
   const tsm::options shared{.block_size = block_size,

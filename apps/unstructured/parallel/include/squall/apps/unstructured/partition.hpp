@@ -17,7 +17,8 @@
 namespace squall::apps::unstructured {
 
 // Node `old` is called name[old] after renaming; part p holds names [first[p], first[p] +
-// count[p]); names from first[p] + count[p] to first[p + 1] are padding (no mesh node).
+// count[p]); names from first[p] + count[p] to first[p + 1] are padding (no mesh node), and so
+// are those between a part's groups (padded_groups).
 struct Renaming {
   std::vector<NodeId> name;
   std::vector<std::size_t> first;  // parts + 1 entries; first.back() is the renamed length
@@ -42,6 +43,20 @@ struct RcbOptions {
 // Recursive coordinate bisection: each cut halves (in proportion to the parts on each side)
 // along the axis of largest extent, ties broken by old name, so the result is deterministic.
 Renaming rcb_renaming(std::span<const Vec3> coords, const RcbOptions& options);
+
+// Where padded_groups puts groups and parts: each group begins with the first name whose bytes
+// start on a block boundary (the name that straddles it, if any, is padding), each part on a
+// multiple of `align` names (whole blocks, so a block's first name is its part's).
+struct GroupLayout {
+  std::size_t block_bytes = 4096;
+  std::size_t name_bytes = 1;
+  std::size_t align = 1;
+};
+
+// The same parts, each laid out again by group (indexed by r's names): the part's names of its
+// lowest group first, each group in the order it had and on blocks of its own (`layout`).
+// count[p] covers the part's groups and the padding between them.
+Renaming padded_groups(const Renaming& r, std::span<const std::uint32_t> group, const GroupLayout& layout);
 
 // The mesh under new names: coords of padding names are the origin.
 Mesh renamed_mesh(const Mesh& mesh, const Renaming& renaming);

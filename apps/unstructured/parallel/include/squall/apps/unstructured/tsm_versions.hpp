@@ -8,7 +8,8 @@ enum class TsmStep {
   initial,     // block parts of the scrambled names, edges and faces in blocks, locks on external nodes
   partition1,  // RCB parts, edges and faces by the paper's rule, locks on external nodes
   partition2,  // as partition1, each part ordered by a second RCB into block-sized runs
-  padding,     // as partition2, each part padded to whole blocks
+  padding,     // as partition2, each part's names grouped by the parts that update them, each
+               // group and each part on blocks of its own
   reduction,   // as partition2 (compact): private contributions, pipelined global reduction, no locks
 };
 
