@@ -6,7 +6,8 @@
 //   - the message and collective tests pass, started by `squallrun --hosts` on every host
 //     and by `mpirun` with a hostfile (its launch agent steps into the namespaces);
 //   - a host with the wrong secret is refused and the job ends with the nodes named;
-//   - a stranger's garbage on a node's port is refused and counted, and the job goes on;
+//   - a stranger's garbage on a node's port is refused and counted, and the job goes on (and,
+//     with UCX between the hosts, on the ports UCX's TCP transport listens on);
 //   - a host whose link is cut, or whose processes are killed, is reported as lost by every
 //     other node, and every squallrun exits non-zero, within 10 seconds; so is a host whose
 //     processes are stopped, once silent for SQUALL_LIVENESS_S (heartbeats on idle links).
@@ -349,6 +350,27 @@ TEST_F(HostsOverUcx, HostWithTheWrongSecretIsRefused) {
     EXPECT_EQ(count_of(out[h].output, "exchange done"), 0) << out[h].output;
   }
   EXPECT_NE(out[0].output.find("it does not know the job's secret"), std::string::npos) << out[0].output;
+}
+
+// Garbage to every port host 0 listens on while the job runs (UCX's TCP transport listens on
+// its own ports for UCX's connections, which UCX does not authenticate): the job goes on.
+TEST_F(HostsOverUcx, GarbageOnUcxPortsIsRefusedAndTheJobGoesOn) {
+  job j(c_, scenarios + " barriers 5", env);
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  const std::string listening = run(c_.on(0, "ss -Hltn")).output;
+  std::vector<std::string> ports;
+  for (const auto& m : squall::test::search_all(listening, address(0) + ":([0-9]+)")) ports.push_back(m.groups[1]);
+  for (const auto& m : squall::test::search_all(listening, "\\*:([0-9]+)")) ports.push_back(m.groups[1]);
+  ASSERT_GE(ports.size(), static_cast<std::size_t>(nodes_per_host)) << listening;  // a UCX listener each
+  for (const auto& port : ports) {
+    sh(c_.on(2, "bash -c 'printf \"GET / HTTP/1.0\\r\\n\\r\\n\" > /dev/tcp/" + address(0) + "/" + port + "'"));
+    sh(c_.on(2, "bash -c 'head -c 4096 /dev/urandom > /dev/tcp/" + address(0) + "/" + port + "'"));
+  }
+  const auto out = j.finish(60);
+  for (int h = 0; h < hosts; ++h) {
+    EXPECT_EQ(out[h].status, 0) << "ports " << ports.size() << ": " << listening << out[h].output;
+    EXPECT_EQ(count_of(out[h].output, "barriers done"), nodes_per_host) << out[h].output;
+  }
 }
 
 TEST_F(HostsOverUcx, HostWhoseProcessesAreKilledIsReportedLost) {
