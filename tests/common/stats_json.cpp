@@ -29,6 +29,9 @@ stats_json::stats_json(const std::string& path) {
   if (const auto m = search(text, "\"hosts\": \\[([^\\]]*)\\]")) {
     for (const pattern_match& quoted : search_all(m->groups[1], "\"([^\"]*)\"")) hosts.push_back(quoted.groups[1]);
   }
+  if (const auto m = search(text, "\"networks\": \\[([^\\]]*)\\]")) {
+    for (const pattern_match& quoted : search_all(m->groups[1], "\"([^\"]*)\"")) networks.push_back(quoted.groups[1]);
+  }
   const auto begin = text.find("\"counters\": {"), end = text.find("\"handlers\": [");
   if (begin == std::string::npos || end == std::string::npos) return;
   for (const pattern_match& c : search_all(text.substr(begin, end - begin), "\"([^\"]+)\": \\[([0-9, ]*)\\]")) {

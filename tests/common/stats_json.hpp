@@ -20,6 +20,7 @@ struct stats_json {
   std::string text;  // the whole file; empty when it could not be read
   int nodes = 0;
   std::vector<std::string> hosts;
+  std::vector<std::string> networks;  // each node's network transport ("" none)
   std::string date;
   std::map<std::string, std::vector<std::uint64_t>> counters;
   std::map<std::string, stats_handler> handlers;

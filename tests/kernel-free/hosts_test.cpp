@@ -136,6 +136,7 @@ void expect_mixed_transports(const std::string& json) {
             std::vector<std::uint64_t>(static_cast<std::size_t>(job_nodes), job_nodes - nodes_per_host))
       << stats.text;
   for (auto v : stats.counters.at("shm.packets_sent")) EXPECT_GT(v, 0u) << stats.text;
+  EXPECT_EQ(stats.networks, std::vector<std::string>(static_cast<std::size_t>(job_nodes), "tcp")) << stats.text;
   // The engine's mailbox lane (small request/reply packets) to the other node of its host,
   // offered through the routed transport.
   for (auto v : stats.counters.at("shm.mailbox_packets")) EXPECT_GT(v, 0u) << stats.text;
@@ -154,6 +155,8 @@ void expect_ucx_between_hosts(const std::string& json) {
   for (auto v : stats.counters.at("tcp.frames_sent")) EXPECT_EQ(v, 0u) << stats.text;  // no TCP transport
   for (auto v : stats.counters.at("ucx.messages_received")) EXPECT_GT(v, 0u) << stats.text;
   for (auto v : stats.counters.at("shm.packets_sent")) EXPECT_GT(v, 0u) << stats.text;
+  // The UCX transports chosen, as --stats shows them: UCX's TCP on eth0 (UCX_NET_DEVICES).
+  EXPECT_EQ(stats.networks, std::vector<std::string>(static_cast<std::size_t>(job_nodes), "ucx: tcp/eth0")) << stats.text;
 }
 
 class Hosts : public ::testing::Test {

@@ -17,6 +17,7 @@
 #include "stats/job_counters.hpp"
 #include "stats/json.hpp"
 #include "stats/tables.hpp"
+#include "transport/network_transport.hpp"
 
 namespace squall::rt {
 namespace {
@@ -60,7 +61,7 @@ void check_report_file(const node_runtime& nd) {
 
 void report(const node_runtime& nd) {
   // Taken before gathering, so that the gathering's own messages are not in the numbers.
-  const auto mine = stats::encode(stats::take(), host_name());
+  const auto mine = stats::encode(stats::take(), {host_name(), nd.net ? nd.net->describe() : std::string()});
   const auto all = detail::gather_bytes(mine);
   if (nd.me != 0) return;
   const auto job = stats::decode(all);

@@ -65,9 +65,10 @@ per_node& values_of(std::map<std::string, per_node, std::less<>>& m, const std::
 
 }  // namespace
 
-std::vector<std::byte> encode(const snapshot& s, const std::string& host) {
+std::vector<std::byte> encode(const snapshot& s, const node_facts& facts) {
   writer w;
-  w.text(host);
+  w.text(facts.host);
+  w.text(facts.network);
   w.number(s.counters.size());
   for (const auto& [name, value] : s.counters) {
     w.text(name);
@@ -93,6 +94,7 @@ job_counters decode(std::span<const std::vector<std::byte>> per_node_bytes) {
   for (std::size_t node = 0; node < n; ++node) {
     reader r(per_node_bytes[node], static_cast<int>(node));
     job.hosts.push_back(r.text());
+    job.networks.push_back(r.text());
     for (std::uint64_t i = 0, count = r.number(); i < count; ++i) {
       const std::string name = r.text();
       values_of(job.counters, name, job.nodes)[node] = r.number();

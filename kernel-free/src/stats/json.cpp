@@ -34,6 +34,8 @@ std::string array(const per_node& values) {
 std::string to_json(const job_counters& job, const std::string& iso_date) {
   std::string out = "{\n  \"host\": " + quoted(job.hosts.empty() ? "" : job.hosts[0]) + ",\n  \"hosts\": [";
   for (std::size_t i = 0; i < job.hosts.size(); ++i) out += (i == 0 ? "" : ", ") + quoted(job.hosts[i]);
+  out += "],\n  \"networks\": [";
+  for (std::size_t i = 0; i < job.networks.size(); ++i) out += (i == 0 ? "" : ", ") + quoted(job.networks[i]);
   out += "],\n  \"nodes\": " + std::to_string(job.nodes) + ",\n  \"date\": " + quoted(iso_date) +
          ",\n  \"counters\": {";
   const char* separator = "\n";

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "stats/units.hpp"
 
@@ -46,6 +49,24 @@ std::string where(const job_counters& job) {
   const std::string nodes = std::to_string(job.nodes) + (job.nodes == 1 ? " node" : " nodes");
   if (distinct.size() == 1) return nodes + " on " + distinct[0];
   return nodes + " on " + std::to_string(distinct.size()) + " hosts";
+}
+
+// "network: ucx: tcp/eth0" (each distinct network transport, with its nodes when they
+// differ), or "" when no node had one.
+std::string networks(const job_counters& job) {
+  std::map<std::string, std::vector<int>> nodes_of;
+  for (std::size_t i = 0; i < job.networks.size(); ++i) {
+    if (!job.networks[i].empty()) nodes_of[job.networks[i]].push_back(static_cast<int>(i));
+  }
+  if (nodes_of.empty()) return "";
+  std::string out = "network: ";
+  const char* separator = "";
+  for (const auto& [network, nodes] : nodes_of) {
+    out += separator + network;
+    if (nodes.size() != static_cast<std::size_t>(job.nodes)) out += " (" + std::to_string(nodes.size()) + " nodes)";
+    separator = "; ";
+  }
+  return out + "\n";
 }
 
 std::string summary_row(std::string label, const per_node& values, unit u) {
@@ -176,7 +197,7 @@ void handler_rows(std::string& out, const std::vector<const job_handler*>& busy,
 }  // namespace
 
 std::string summary_table(const job_counters& job, const std::string& date) {
-  std::string out = "squall stats: " + where(job) + ", " + date + "; zeros hidden\n";
+  std::string out = "squall stats: " + where(job) + ", " + date + "; zeros hidden\n" + networks(job);
   out += column_titles(align_left("layer", layer_width) + "counter", false);
   int hidden_counters = 0, hidden_handlers = 0;
   std::string_view previous_layer;
@@ -209,7 +230,7 @@ std::string summary_table(const job_counters& job, const std::string& date) {
 }
 
 std::string per_node_table(const job_counters& job, const std::string& date) {
-  std::string out = "squall stats per node: " + where(job) + ", " + date + "; zeros on every node hidden\n";
+  std::string out = "squall stats per node: " + where(job) + ", " + date + "; zeros on every node hidden\n" + networks(job);
   for (int first = 0; first < job.nodes; first += nodes_per_block) {
     const int last = std::min(job.nodes, first + nodes_per_block);
     const auto row = [&](std::string_view label, const per_node& values, unit u) {
