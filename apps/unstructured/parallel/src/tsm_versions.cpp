@@ -73,6 +73,23 @@ struct Plan {
 
 // The plan under `names`: the renamed mesh, each item's part (by the paper's rule, or block
 // parts of the item lists for TSM-initial), and which names are external.
+// The parts whose edges and faces update each name of `plan`, in increasing order.
+std::vector<std::vector<std::uint32_t>> updating_parts(const Plan& plan) {
+  std::vector<std::vector<std::uint32_t>> updaters(plan.names.length());
+  for (std::size_t e = 0; e < plan.mesh.edges.size(); ++e) {
+    updaters[plan.mesh.edges[e].a].push_back(plan.edge_part[e]);
+    updaters[plan.mesh.edges[e].b].push_back(plan.edge_part[e]);
+  }
+  for (std::size_t f = 0; f < plan.mesh.faces.size(); ++f) {
+    for (NodeId node : plan.mesh.faces[f].nodes) updaters[node].push_back(plan.face_part[f]);
+  }
+  for (auto& parts : updaters) {
+    std::sort(parts.begin(), parts.end());
+    parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+  }
+  return updaters;
+}
+
 Plan plan_under(const Mesh& mesh, Renaming names, bool block_items_of_lists) {
   Plan plan;
   plan.names = std::move(names);
@@ -85,43 +102,22 @@ Plan plan_under(const Mesh& mesh, Renaming names, bool block_items_of_lists) {
     plan.edge_part = assign_edges(plan.mesh.edges, plan.names);
     plan.face_part = assign_faces(plan.mesh.faces, plan.names);
   }
-  std::vector<std::int64_t> updater(plan.names.length(), -1);
-  plan.external.assign(plan.names.length(), 0);
-  auto mark = [&](NodeId node, std::uint32_t part) {
-    if (updater[node] == -1) updater[node] = part;
-    if (updater[node] != part) plan.external[node] = 1;
-  };
-  for (std::size_t e = 0; e < plan.mesh.edges.size(); ++e) {
-    mark(plan.mesh.edges[e].a, plan.edge_part[e]);
-    mark(plan.mesh.edges[e].b, plan.edge_part[e]);
-  }
-  for (std::size_t f = 0; f < plan.mesh.faces.size(); ++f) {
-    for (NodeId node : plan.mesh.faces[f].nodes) mark(node, plan.face_part[f]);
-  }
+  const auto updaters = updating_parts(plan);
+  plan.external.resize(updaters.size());
+  for (std::size_t k = 0; k < updaters.size(); ++k) plan.external[k] = updaters[k].size() > 1 ? 1 : 0;
   return plan;
 }
 
 // Names updated by the same parts (the part alone: its interior; the part and the neighbours
 // across one stretch of its boundary) get the same number.
 std::vector<std::uint32_t> sharer_groups(const Plan& plan) {
-  std::vector<std::vector<std::uint32_t>> updaters(plan.names.length());
-  for (std::size_t e = 0; e < plan.mesh.edges.size(); ++e) {
-    updaters[plan.mesh.edges[e].a].push_back(plan.edge_part[e]);
-    updaters[plan.mesh.edges[e].b].push_back(plan.edge_part[e]);
-  }
-  for (std::size_t f = 0; f < plan.mesh.faces.size(); ++f) {
-    for (NodeId node : plan.mesh.faces[f].nodes) updaters[node].push_back(plan.face_part[f]);
-  }
+  const auto updaters = updating_parts(plan);
   std::map<std::vector<std::uint32_t>, std::uint32_t> numbers;
-  for (auto& parts : updaters) {
-    std::sort(parts.begin(), parts.end());
-    parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-    numbers.emplace(parts, 0);
-  }
+  for (const auto& parts : updaters) numbers.emplace(parts, 0);
   std::uint32_t next = 0;
   for (auto& [parts, number] : numbers) number = next++;
   std::vector<std::uint32_t> group(updaters.size());
-  for (std::size_t k = 0; k < updaters.size(); ++k) group[k] = numbers[updaters[k]];
+  for (std::size_t k = 0; k < updaters.size(); ++k) group[k] = numbers.at(updaters[k]);
   return group;
 }
 
