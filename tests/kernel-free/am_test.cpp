@@ -104,7 +104,9 @@ TEST_P(Aggregation, EveryMessageExactlyOnceAndPacketsCounted) {
   squall::barrier();
 }
 
-INSTANTIATE_TEST_SUITE_P(Factors, Aggregation, testing::Values(1u, 16u, 256u));
+// Factor 2: a packet of two 24-byte records fits the mailbox line (56 bytes), so whoever takes
+// it from there must run both records, not just the first.
+INSTANTIATE_TEST_SUITE_P(Factors, Aggregation, testing::Values(1u, 2u, 16u, 256u));
 
 // ---- aggregated sends of the program's thread are staged without the node lock; a
 // handler's send to the same node (the progress thread's, while the program computes) must

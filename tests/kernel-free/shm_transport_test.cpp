@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The shared-memory transport between two nodes of one job area, both in this process: small
-// packets take the pair's mailbox line only when the other side has said it took the last
-// one (in its own mailbox packet), and packets of the mailbox and the ring arrive in the order
-// sent - scripted, in a random single-threaded mix, and between two threads. And the routed
+// packets take the pair's mailbox line only on the sender's turn (it took the other side's
+// last packet there), and packets of the mailbox and the ring arrive in the order sent -
+// scripted, in a random single-threaded mix, and between two threads. And the routed
 // transport of a job spanning hosts offers the mailbox lane for this host's nodes.
 #include <gtest/gtest.h>
 
@@ -79,11 +79,14 @@ void expect_next(shm_transport& t, int src, std::uint64_t seq, std::size_t size)
   t.release(src);
 }
 
-TEST(ShmTransport, MailboxIsReusedOnlyAfterTheOtherSideSaidItTookThePacket) {
+TEST(ShmTransport, MailboxIsWrittenInTurnsAReplyTakingTheRequestsPlace) {
   two_nodes n;
   const std::uint64_t before = mailbox_packets();
-  send(n.t0, 1, 1, 24);    // the mailbox: free at the start
-  send(n.t0, 1, 2, 16);    // the ring: node 1 has not said it took packet 1
+  send(n.t1, 0, 100, 16);  // the ring: node 0 holds the first turn
+  EXPECT_EQ(mailbox_packets() - before, 0u);
+  expect_next(n.t0, 1, 100, 16);
+  send(n.t0, 1, 1, 24);    // the mailbox: node 0's turn
+  send(n.t0, 1, 2, 16);    // the ring: node 1 has not taken packet 1
   send(n.t0, 1, 3, 500);   // the ring: too large for the mailbox anyway
   EXPECT_EQ(mailbox_packets() - before, 1u);
   EXPECT_TRUE(n.t1.any_incoming());
@@ -93,10 +96,10 @@ TEST(ShmTransport, MailboxIsReusedOnlyAfterTheOtherSideSaidItTookThePacket) {
   EXPECT_TRUE(n.t1.peek(0).empty());
   EXPECT_FALSE(n.t1.any_incoming());
 
-  send(n.t1, 0, 10, 24);  // node 1's reply in its own slot says it took packet 1
+  send(n.t1, 0, 10, mailbox::max_packet);  // node 1 took packet 1: its turn, a full line
   EXPECT_EQ(mailbox_packets() - before, 2u);
-  expect_next(n.t0, 1, 10, 24);
-  send(n.t0, 1, 4, 24);    // so node 0's slot is free again
+  expect_next(n.t0, 1, 10, mailbox::max_packet);
+  send(n.t0, 1, 4, 24);    // node 0 took node 1's reply: its turn again
   send(n.t0, 1, 5, 900);   // a ring packet after it
   send(n.t0, 1, 6, 8);     // the ring again
   EXPECT_EQ(mailbox_packets() - before, 3u);
@@ -104,6 +107,9 @@ TEST(ShmTransport, MailboxIsReusedOnlyAfterTheOtherSideSaidItTookThePacket) {
   expect_next(n.t1, 0, 5, 900);
   expect_next(n.t1, 0, 6, 8);
   EXPECT_FALSE(n.t1.any_incoming());
+  send(n.t1, 0, 11, mailbox::max_packet + 1);  // node 1's turn, but one byte too many: the ring
+  EXPECT_EQ(mailbox_packets() - before, 3u);
+  expect_next(n.t0, 1, 11, mailbox::max_packet + 1);
 }
 
 TEST(ShmTransport, RingPacketsSentBeforeAMailboxPacketArriveFirst) {
@@ -129,7 +135,7 @@ TEST(ShmTransport, RandomMixOfBothDirectionsStaysInOrder) {
   for (int step = 0; step < kSteps; ++step) {
     const int who = static_cast<int>(rng() % 2);
     if (rng() % 2 == 0) {
-      const std::size_t size = rng() % 4 != 0 ? 8 + rng() % 20 : 8 + rng() % 2000;
+      const std::size_t size = rng() % 4 != 0 ? 8 + rng() % 52 : 8 + rng() % 2000;
       const auto p = packet(sent[who], size);
       if (node[who]->try_send(1 - who, std::span(p).first(8), std::span(p).subspan(8))) {
         sizes[who].push_back(size);
@@ -166,7 +172,7 @@ TEST(ShmTransport, TwoThreadsKeepOrderInBothDirections) {
     std::vector<std::byte> buf;
     while (next_out < count || next_in < count) {
       if (next_out < count && rng() % 2 == 0) {
-        const std::size_t size = rng() % 3 != 0 ? 8 + rng() % 17 : 8 + rng() % 600;
+        const std::size_t size = rng() % 3 != 0 ? 8 + rng() % 52 : 8 + rng() % 600;
         const auto p = packet(next_out, size);
         if (t.try_send(peer, std::span(p).first(8), std::span(p).subspan(8))) ++next_out;
       }
@@ -218,7 +224,7 @@ TEST(ShmTransport, NudgeRingsOnlyALingeringPeerThatHasNotTakenOurPackets) {
   n.t0.nudge_peers();
   EXPECT_EQ(doorbell(), rung) << "node 1 took it";
 
-  send(n.t0, 1, 2, 16);  // the mailbox, free: no packet of ours was in it
+  send(n.t0, 1, 2, 16);  // the mailbox: node 0 holds the first turn
   n.t0.nudge_peers();
   EXPECT_EQ(doorbell(), ++rung) << "node 1 has not taken the mailbox packet";
   expect_next(n.t1, 0, 2, 16);

@@ -96,10 +96,15 @@ class engine {
   bool worth_polling() { return mail_is_transport_ ? mail_->spin_incoming() : t_.worth_polling(); }
   // - handles the mailbox packets that wait (node lock held); true when pred held after one;
   bool poll_mail(bool (*pred)(void*), void* ctx);
-  // - sends one small record straight into dest's mailbox when aggregation is 1 and nothing
-  //   else waits to go to dest (node lock held); false, with nothing done, otherwise.
-  bool send_mail(int dest, const handler_entry& h, const void* args, std::size_t args_len,
+  // - sends one small record (fits_mail) straight into dest's mailbox when aggregation is 1
+  //   and nothing else waits to go to dest (node lock held); false, with nothing done,
+  //   otherwise.
+  bool send_mail(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data,
                  std::uint32_t reply_slot);
+  // Whether a record of these sizes fits a mailbox packet.
+  static constexpr bool fits_mail(std::size_t args_len, std::size_t payload_len) {
+    return sizeof(record_header) + ((args_len + 7) & ~std::size_t{7}) + payload_len <= shm::mailbox::max_packet;
+  }
 
   bool has_unsent() const {
     return unsent_.load(std::memory_order_relaxed) != 0 ||
@@ -211,7 +216,7 @@ class engine {
 
   static inline thread_local bool running_handler_ = false;
   void dispatch_packet(int src, std::span<const std::byte> packet);
-  // The same for a packet of one record (a mailbox packet: at most 24 bytes).
+  // The same for a mailbox packet (at most 56 bytes), fastest for one record.
   void dispatch_one(int src, std::span<const std::byte> packet);
   const handler_entry* last_handler_ = nullptr;  // of the last dispatch_one (ids never change)
   [[noreturn]] static void handler_failed(const handler_entry& e, const std::exception& ex);
@@ -324,13 +329,9 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
   // sooner, and the counting comes after.
   if (aggregation_.load(std::memory_order_relaxed) == 1 && out_[dest].count == 0 && out_[dest].queue.empty() &&
       stages_[dest].empty()) {
+    if (send_mail(dest, e, args, args_len, data, reply_slot)) return false;
     alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
     const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
-    if (lane_to_[dest] != nullptr && data.empty() && lane_to_[dest]->try_send_mail(dest, std::span(head, head_len))) {
-      count_packet_sent();
-      count_sent(e, args_len);
-      return false;
-    }
     if (t_.try_send(dest, std::span(head, head_len), data)) [[likely]] {
       count_packet_sent();
       count_sent(e, args_len + data.size());
@@ -362,16 +363,17 @@ inline engine::staging engine::stage_send(int dest, const handler_entry& e, cons
 }
 
 inline bool engine::send_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len,
-                              std::uint32_t reply_slot) {
-  if (lane_to_[dest] == nullptr || args_len > 8 || aggregation_.load(std::memory_order_relaxed) != 1 ||
-      out_[dest].count != 0 || !out_[dest].queue.empty() || !stages_[dest].empty()) {
+                              payload data, std::uint32_t reply_slot) {
+  if (lane_to_[dest] == nullptr || !fits_mail(args_len, data.size()) ||
+      aggregation_.load(std::memory_order_relaxed) != 1 || out_[dest].count != 0 || !out_[dest].queue.empty() ||
+      !stages_[dest].empty()) {
     return false;
   }
-  alignas(8) std::byte record[sizeof(record_header) + 8];
-  const std::size_t n = write_head(record, e, args, args_len, 0, reply_slot);
-  if (!lane_to_[dest]->try_send_mail(dest, std::span(record, n))) return false;
+  alignas(8) std::byte head[shm::mailbox::max_packet];
+  const std::size_t n = write_head(head, e, args, args_len, data.size(), reply_slot);
+  if (!lane_to_[dest]->try_send_mail(dest, std::span(head, n), data)) return false;
   count_packet_sent();
-  count_sent(e, args_len);
+  count_sent(e, args_len + data.size());
   return true;
 }
 
@@ -382,6 +384,10 @@ inline void engine::dispatch_one(int src, std::span<const std::byte> packet) {
   const std::byte* data = args + detail::round8(h.args_len);
   if (packet.size() < sizeof h || data + h.payload_len > packet.data() + packet.size()) {
     dispatch_packet(src, packet);  // reports the corruption
+    return;
+  }
+  if (data + detail::round8(h.payload_len) < packet.data() + packet.size()) {
+    dispatch_packet(src, packet);  // more records: an aggregated packet that fitted the mailbox
     return;
   }
   if (last_handler_ == nullptr || last_handler_->id != h.handler) last_handler_ = lookup(src, h.handler);

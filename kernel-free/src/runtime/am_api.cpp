@@ -75,9 +75,10 @@ void send_raw(int dest, const handler_entry* h, const void* args, std::size_t ar
   // A small record with nothing waiting ahead of it goes straight into the peer's mailbox
   // (am/engine.hpp, the mailbox lane). Aggregated sends are staged instead (below), and must
   // not pay for the lock here.
-  if (data.empty() && nd.engine->aggregation() == 1) {
+  if (engine::fits_mail(args_len, data.size()) && nd.engine->aggregation() == 1) {
+    const payload readable = lock_safe(data);
     nd.lock.lock();
-    const bool sent = nd.engine->send_mail(dest, *h, args, args_len, reply_slot);
+    const bool sent = nd.engine->send_mail(dest, *h, args, args_len, readable, reply_slot);
     nd.lock.unlock();
     if (sent) return;
   }

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A one-packet mailbox for each direction between two nodes of a host, both in one cache
-// line, beside the pair's two rings.
+// A one-packet mailbox in one cache line between two nodes of a host, beside the pair's
+// two rings, that the two sides take turns to write: a request, then its reply in its place.
 //
 // Why: on the development VM a round trip whose request and reply cross in one cache line
 // costs what a raw flag ping-pong costs (0.12 us), while a request in one line and its reply
 // in another costs 0.25-0.30 us, however the two lines lie (adjacent, apart, fixed or moving
 // through a ring). A ring per direction can never share a line between a request and its
-// reply, so small packets of a request/reply exchange travel here instead.
+// reply, so small packets of a request/reply exchange travel here instead. One slot for both
+// directions, rather than one for each, lets a packet fill the line: 56 bytes, enough for a
+// record header and a small message (a libarrays invoke; a TSM request), not just 8 bytes of
+// arguments.
 //
 // Rules that keep it exact:
-// - A slot is reused only once the other side has said it took the packet in it. It says so
-//   by carrying the packet's sequence number as `ack` in its own slot's next packet: nobody
-//   ever writes into the other side's slot (measured: a consumer that clears the slot it read
-//   makes the round trip as slow as two lines). Without that word the sender uses the ring,
-//   so a one-way stream flows through the ring and never waits here.
+// - Turns: a side may write the line only when it holds the turn. Side 0 holds it at first;
+//   a side gives it up by writing a packet and gets it by taking the other side's packet.
+//   So the line always holds the last packet of the side without the turn, which nobody
+//   overwrites before it was taken, and nobody writes anything else into the line (measured:
+//   a consumer that clears what it read makes the round trip as slow as two lines). Without
+//   the turn the sender uses the ring, so a one-way stream flows through the ring and never
+//   waits here.
 // - Order with the ring: a packet carries the ring's write position at the time it was sent
 //   (`pos`). The receiver takes it when its own ring read position has reached `pos`, before
 //   any ring packet at that position; it reads the ring's header before the mailbox, so a ring
 //   packet sent after a mailbox packet is never seen without it.
-// - The receiver copies the packet out at once, so the slot may be refilled while its handler
+// - The receiver copies the packet out at once, so the line may be refilled while its handler
 //   still runs.
 // - After a send, the line is pushed to the shared cache (demote_line, when set_demote):
 //   the other side's next read then finds it there rather than in this core.
@@ -39,46 +44,47 @@
 namespace squall::shm {
 
 struct alignas(64) pair_line {
-  struct slot {
-    // bits 0-7 length, 8-15 sequence number, 16-23 ack (the sequence number of the last
-    // packet this side took from the other slot), 32-63 the sender's ring position (low bits).
-    std::atomic<std::uint64_t> word;
-    std::byte body[24];
-  } slots[2];
+  // bits 0-7 length, 8-15 the writer's sequence number (its packets through the line, from
+  // 1), 16 the writer's side, 32-63 the writer's ring position (low bits).
+  std::atomic<std::uint64_t> word;
+  std::byte body[56];
 };
 static_assert(sizeof(pair_line) == 64);
 
 class mailbox {
  public:
-  static constexpr std::size_t max_packet = sizeof(pair_line::slot::body);
+  static constexpr std::size_t max_packet = sizeof(pair_line::body);
 
   // Unattached, a mailbox never sends and never has a packet (a node's own pair, or a peer
-  // on another host). `out_side` is this node's slot in the line: 0 for the lower node id.
-  void attach(pair_line* line, int out_side) {
-    out_ = &line->slots[out_side];
-    in_ = &line->slots[1 - out_side];
+  // on another host). `side` is this node's side of the line: 0 for the lower node id.
+  void attach(pair_line* line, int side) {
+    line_ = line;
+    side_ = static_cast<std::uint64_t>(side);
+    turn_ = side == 0;
   }
 
-  // Whether a packet may be put now: the other side took the last one.
-  bool can_send() const { return out_ != nullptr && acked_ == sent_; }
+  // Whether a packet may be put now: this side holds the turn.
+  bool can_send() const { return line_ != nullptr && turn_; }
   std::uint8_t sent() const { return sent_; }    // the sequence number of the last packet put
   std::uint8_t taken() const { return taken_.load(std::memory_order_relaxed); }  // and taken
-  // Publishes head + body (at most max_packet bytes) with the ring position `ring_pos`.
+  // Publishes head + body (at most max_packet bytes) with the ring position `ring_pos`, and
+  // gives the turn to the other side.
   void send(std::span<const std::byte> head, std::span<const std::byte> body, std::uint64_t ring_pos) {
-    std::memcpy(out_->body, head.data(), head.size());
-    if (!body.empty()) std::memcpy(out_->body + head.size(), body.data(), body.size());
+    std::memcpy(line_->body, head.data(), head.size());
+    if (!body.empty()) std::memcpy(line_->body + head.size(), body.data(), body.size());
     sent_ = static_cast<std::uint8_t>(sent_ + 1);
-    const std::uint64_t w = (ring_pos << 32) | std::uint64_t{taken_.load(std::memory_order_relaxed)} << 16 |
-                            std::uint64_t{sent_} << 8 | (head.size() + body.size());
-    out_->word.store(w, std::memory_order_release);
-    if (demote_) demote_line(out_);
+    turn_ = false;
+    const std::uint64_t w =
+        (ring_pos << 32) | side_ << 16 | std::uint64_t{sent_} << 8 | (head.size() + body.size());
+    line_->word.store(w, std::memory_order_release);
+    if (demote_) demote_line(line_);
     quiet_.store(quiet_polls_, std::memory_order_relaxed);
   }
   void set_quiet_polls(int polls) { quiet_polls_ = polls; }
   void set_demote(bool on) { demote_ = on; }
 
   // Whether a packet not yet taken waits (any thread; no side effects).
-  bool has_packet() const { return in_ != nullptr && is_new(in_->word.load(std::memory_order_acquire)); }
+  bool has_packet() const { return line_ != nullptr && is_new(line_->word.load(std::memory_order_acquire)); }
   // The same for a spinning waiter, except in the quiet polls after a send (any thread: the
   // count is a hint, which racing threads may miscount).
   bool worth_looking() const {
@@ -90,29 +96,31 @@ class mailbox {
   }
   // The waiting packet's word, or 0 when none waits.
   std::uint64_t incoming() const {
-    if (in_ == nullptr) return 0;
-    const std::uint64_t w = in_->word.load(std::memory_order_acquire);
+    if (line_ == nullptr) return 0;
+    const std::uint64_t w = line_->word.load(std::memory_order_acquire);
     return is_new(w) ? w : 0;
   }
   static std::uint32_t position_of(std::uint64_t word) { return static_cast<std::uint32_t>(word >> 32); }
-  // Takes the packet of `word` (from incoming()): copies it out and notes its ack.
+  // Takes the packet of `word` (from incoming()): copies it out, and takes the turn.
   std::span<const std::byte> take(std::uint64_t word) {
     const std::size_t len = word & 0xff;
-    std::memcpy(copy_, in_->body, max_packet);
+    std::memcpy(copy_, line_->body, max_packet);  // whole: a fixed size copies inline
     taken_.store(static_cast<std::uint8_t>(word >> 8), std::memory_order_relaxed);
-    acked_ = static_cast<std::uint8_t>(word >> 16);
+    turn_ = true;
     return {copy_, len};
   }
 
  private:
+  // A packet of the other side's that this side has not taken.
   bool is_new(std::uint64_t w) const {
-    return static_cast<std::uint8_t>(w >> 8) == static_cast<std::uint8_t>(taken_.load(std::memory_order_relaxed) + 1);
+    return (w >> 16 & 1) != side_ &&
+           static_cast<std::uint8_t>(w >> 8) == static_cast<std::uint8_t>(taken_.load(std::memory_order_relaxed) + 1);
   }
 
-  pair_line::slot* out_ = nullptr;
-  pair_line::slot* in_ = nullptr;
+  pair_line* line_ = nullptr;
+  std::uint64_t side_ = 0;
+  bool turn_ = false;       // whether this side may write the line
   std::uint8_t sent_ = 0;   // sequence number of the last packet put
-  std::uint8_t acked_ = 0;  // the last of ours the other side said it took
   // The last packet taken; read without the node lock by has_packet().
   std::atomic<std::uint8_t> taken_{0};
   int quiet_polls_ = 0;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Shared-memory transport: one ring per ordered pair of this host's nodes in the job's
-// mapping, a one-packet mailbox per direction for small packets of request/reply exchanges
-// (mailbox.hpp), and a futex doorbell per node rung only when no thread of the receiver is
-// polling.
+// mapping, a one-packet mailbox line per pair, which the two sides take turns to write, for
+// small packets of request/reply exchanges (mailbox.hpp), and a futex doorbell per node rung
+// only when no thread of the receiver is polling.
 #pragma once
 #include <vector>
 
@@ -53,13 +53,13 @@ class shm_transport final : public transport {
   // The lane for small request/reply packets, called without a virtual call by the message
   // layer (am/engine.hpp), which reaches this transport through mailbox_lane(), also behind
   // the routed transport of a job spanning hosts. The same rules as try_send and peek: a
-  // packet goes to the mailbox when the other side took the last one, and is taken from it
-  // when nothing in the ring is ahead of it.
-  bool try_send_mail(int dest, std::span<const std::byte> packet) {
+  // packet (head + body) goes to the mailbox when this side holds the line's turn, and is
+  // taken from it when nothing in the ring is ahead of it.
+  bool try_send_mail(int dest, std::span<const std::byte> head, std::span<const std::byte> body = {}) {
     mailbox& m = mail_[dest];
-    if (packet.size() > mailbox::max_packet || !m.can_send()) return false;
-    m.send(packet, {}, out_[dest].position());
-    mail_sent(dest, packet.size());
+    if (head.size() + body.size() > mailbox::max_packet || !m.can_send()) return false;
+    m.send(head, body, out_[dest].position());
+    mail_sent(dest, head.size() + body.size());
     return true;
   }
   // The waiting mailbox packet from `src` (copied out, valid until the next take), or an
