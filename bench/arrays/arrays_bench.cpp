@@ -10,18 +10,18 @@
 //                         node 1's program thread, waiting in am::wait_until for the count,
 //                         sends the answer: the substrate's part of running every message on
 //                         the program thread, as libarrays does (a reference, not a target)
-//   am_ring_rtt_us        the same round trip as am_rtt_us with B bytes each way (--ring-bytes B,
-//                         default 68: a libarrays invoke of `ping`, a 56-byte header, a 4-byte
-//                         key, 8 bytes of arguments). am_rtt_us's 8 bytes fit the substrate's
-//                         mailbox lane (kernel-free/TRANSPORTS.md), a libarrays message never
-//                         does: this is the bare active message on the path libarrays' take (a
-//                         reference, not a target)
+//   am_sized_rtt_us       the same round trip as am_rtt_us with B bytes of payload each way
+//                         (--sized-bytes B, default 36: a libarrays invoke of `ping`, a 24-byte
+//                         short header, a 4-byte key, 8 bytes of arguments). Like am_rtt_us's
+//                         8 bytes, it fits the substrate's mailbox lane (56 bytes with the
+//                         record header; kernel-free/TRANSPORTS.md): the bare active message
+//                         of libarrays' size on libarrays' path (a reference, not a target)
 //   message_us            ROUND TRIP between two elements, element 0 on node 0 and element 16 on
 //                         node 1: two one-way entry-method messages (each element's method sends
 //                         the next one to the other), both programs inside run_until. Compared
 //                         like with like against am_rtt_us: target message_us <= 2 x am_rtt_us
 //                         (`message_vs_am_rtt` <= 2); beside it, against the bare message of
-//                         the same size (`message_vs_am_ring_rtt`, a reference)
+//                         the same size (`message_vs_am_sized_rtt`, a reference)
 //   local_message_us      ONE message between two elements of node 0 (a ping-pong between
 //                         elements 0 and 1, time / messages): the paper's Table 1 overhead of
 //                         preparing, scheduling and receiving a message. Target <= 0.5 us
@@ -158,12 +158,10 @@ void on_am_pong(squall::am::token&, std::uint64_t) { am_pongs.fetch_add(1); }
 void on_am_ping(squall::am::token& t, std::uint64_t i) { t.reply<on_am_pong>(i); }
 void on_am_stop(squall::am::token&) { am_stop = true; }
 void on_moved(squall::am::token&) { moved_flags.fetch_add(1); }
-// am_ring_rtt_us: ping and pong carry a libarrays message's bytes, too many for the mailbox
-// lane (one 64-byte line per pair of nodes, 24 bytes a side: a 16-byte record header and 8
-// bytes of arguments), so both go through the rings, as every libarrays message does.
-std::size_t ring_bytes = 68;
-void on_am_ring_pong(squall::am::token&, squall::am::payload) { am_pongs.fetch_add(1); }
-void on_am_ring_ping(squall::am::token& t, squall::am::payload p) { t.reply<on_am_ring_pong>(p); }
+// am_sized_rtt_us: ping and pong carry a libarrays invoke's bytes as payload.
+std::size_t sized_bytes = 36;
+void on_am_sized_pong(squall::am::token&, squall::am::payload) { am_pongs.fetch_add(1); }
+void on_am_sized_ping(squall::am::token& t, squall::am::payload p) { t.reply<on_am_sized_pong>(p); }
 // am_program_rtt_us: the handler only counts; the program thread answers.
 std::atomic<std::uint64_t> am_pings{0};
 void on_am_program_ping(squall::am::token&, std::uint64_t) { am_pings.fetch_add(1); }
@@ -195,10 +193,10 @@ double time_am_rtt(int me, int iterations) {
   return time_handler_rtt(me, iterations, [](int i) { squall::am::send<on_am_ping>(1, static_cast<std::uint64_t>(i)); });
 }
 
-double time_am_ring_rtt(int me, int iterations) {
-  std::vector<std::byte> bytes(ring_bytes);
+double time_am_sized_rtt(int me, int iterations) {
+  std::vector<std::byte> bytes(sized_bytes);
   return time_handler_rtt(me, iterations, [&bytes](int) {
-    squall::am::send<on_am_ring_ping>(1, squall::am::payload(bytes.data(), bytes.size()));
+    squall::am::send<on_am_sized_ping>(1, squall::am::payload(bytes.data(), bytes.size()));
   });
 }
 
@@ -352,9 +350,9 @@ int main(int argc, char** argv) {
       !squall::bench::positive_option(argc, argv, "--trials", trials, me)) {
     return 2;
   }
-  int ring = static_cast<int>(ring_bytes);
-  if (!squall::bench::positive_option(argc, argv, "--ring-bytes", ring, me)) return 2;
-  ring_bytes = static_cast<std::size_t>(ring);
+  int sized = static_cast<int>(sized_bytes);
+  if (!squall::bench::positive_option(argc, argv, "--sized-bytes", sized, me)) return 2;
+  sized_bytes = static_cast<std::size_t>(sized);
   const int round_trips = iterations;
   const int local_messages = 10 * iterations;
   const int hops = std::max(2, iterations / 5 / 2 * 2);
@@ -395,14 +393,14 @@ int main(int argc, char** argv) {
   };
 
   bool right = true;
-  std::vector<double> am_us, am_program_us, am_ring_us, message_us, local_us, migration_us, forwarded_us, bcast_us;
+  std::vector<double> am_us, am_program_us, am_sized_us, message_us, local_us, migration_us, forwarded_us, bcast_us;
   std::vector<double> in_place_us, big_packed_us, big_in_place_us;
   if (want("am")) time_am_rtt(me, std::max(1, round_trips / 10));  // warm-up
   if (want("message")) time_message_rtt(me, std::max(1, round_trips / 10));
   for (int t = 0; t < trials; ++t) {
     if (want("am")) am_us.push_back(time_am_rtt(me, round_trips));
     if (want("am")) am_program_us.push_back(time_am_program_rtt(me, round_trips));
-    if (want("am")) am_ring_us.push_back(time_am_ring_rtt(me, round_trips));
+    if (want("am")) am_sized_us.push_back(time_am_sized_rtt(me, round_trips));
     if (want("message")) message_us.push_back(time_message_rtt(me, round_trips));
     if (want("local")) local_us.push_back(time_local_message(me, local_messages));
     if (want("migration")) migration_us.push_back(time_migration(me, hops));
@@ -430,7 +428,7 @@ int main(int argc, char** argv) {
     const double local = squall::bench::median(local_us), migration = squall::bench::median(migration_us);
     add("am_rtt_us", am_us);
     add("am_program_rtt_us", am_program_us);
-    add("am_ring_rtt_us", am_ring_us);
+    add("am_sized_rtt_us", am_sized_us);
     add("message_us", message_us);
     if (!am_us.empty()) {
       f.add("message_target_us", 2 * am);
@@ -442,10 +440,10 @@ int main(int argc, char** argv) {
     } else {
       f.add_null("message_vs_am_rtt");
     }
-    if (!am_ring_us.empty() && !message_us.empty()) {
-      f.add("message_vs_am_ring_rtt", msg / squall::bench::median(am_ring_us));
+    if (!am_sized_us.empty() && !message_us.empty()) {
+      f.add("message_vs_am_sized_rtt", msg / squall::bench::median(am_sized_us));
     } else {
-      f.add_null("message_vs_am_ring_rtt");
+      f.add_null("message_vs_am_sized_rtt");
     }
     add("local_message_us", local_us);
     f.add("local_message_target_us", 0.5);
@@ -472,7 +470,7 @@ int main(int argc, char** argv) {
     std::printf("  trials, min..max:");
     const std::pair<const char*, const std::vector<double>*> spread[] = {
         {"am_rtt", &am_us}, {"am_program_rtt", &am_program_us},
-        {"am_ring_rtt", &am_ring_us}, {"message", &message_us}, {"local", &local_us},
+        {"am_sized_rtt", &am_sized_us}, {"message", &message_us}, {"local", &local_us},
         {"migration", &migration_us}, {"migration_in_place", &in_place_us}, {"migration_big_packed", &big_packed_us},
         {"migration_big_in_place", &big_in_place_us}, {"forwarded", &forwarded_us}, {"bcast_reduce", &bcast_us}};
     for (const auto& [name, v] : spread) {

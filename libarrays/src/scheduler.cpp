@@ -95,12 +95,13 @@ void send(int node, const header& h, std::string_view key, std::string_view body
   count().sent.add_from_one_thread();
   header out = h;
   out.key_bytes = static_cast<std::uint32_t>(key.size());
-  const std::size_t size = sizeof out + key.size() + body.size();
+  const std::size_t head = wire_header(out);
+  const std::size_t size = head + key.size() + body.size();
   // Written once, where it goes: this node's queue, or the outgoing packet.
   const auto write = [&](char* p) {
-    std::memcpy(p, &out, sizeof out);
-    if (!key.empty()) std::memcpy(p + sizeof out, key.data(), key.size());
-    if (!body.empty()) std::memcpy(p + sizeof out + key.size(), body.data(), body.size());
+    std::memcpy(p, &out, head);
+    if (!key.empty()) std::memcpy(p + head, key.data(), key.size());
+    if (!body.empty()) std::memcpy(p + head + key.size(), body.data(), body.size());
   };
   if (node == r.me) {
     const auto n = static_cast<std::uint32_t>(size);

@@ -24,6 +24,7 @@
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its
 // original sender through forwarding, so the delivering node can send it a routing update.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -55,20 +56,37 @@ enum class kind : std::uint8_t {
 constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on
 constexpr std::uint8_t failed_flag = 2;     // reply: the request failed; the body says why
 constexpr std::uint8_t in_place_flag = 4;   // migrate: the body is the element's slot, as bytes
+constexpr std::uint8_t short_flag = 8;      // any: the header stops before `a` (below)
 
+// On the wire a message whose fields from `a` on hold their defaults (a one-way invoke, most
+// protocol messages) carries only the header's first short_header_bytes, with short_flag
+// set: a small invoke then fits the substrate's mailbox lane (kernel-free/TRANSPORTS.md).
 struct header {
   kind what = kind::invoke;
   std::uint8_t flags = 0;
   std::uint16_t hops = 0;
   std::uint32_t array = 0;
   std::int32_t source = -1;
-  std::int32_t node = -1;
-  std::uint32_t epoch = 0;
   std::uint32_t key_bytes = 0;
   std::uint64_t id = 0;
-  std::uint64_t a = 0, b = 0;
+  // The short form ends here.
+  std::uint64_t a = 0;
+  std::int32_t node = -1;
+  std::uint32_t epoch = 0;
+  std::uint64_t b = 0;
   std::int64_t c = 0;
 };
+constexpr std::size_t short_header_bytes = offsetof(header, a);
+static_assert(short_header_bytes == 24 && sizeof(header) == 56);
+
+// The header as sent: its flags say which form, and the size is that form's.
+inline std::size_t wire_header(header& h) {
+  const header defaults;
+  const bool fits = h.a == defaults.a && h.node == defaults.node && h.epoch == defaults.epoch &&
+                    h.b == defaults.b && h.c == defaults.c;
+  h.flags = static_cast<std::uint8_t>(fits ? h.flags | short_flag : h.flags & ~short_flag);
+  return fits ? short_header_bytes : sizeof h;
+}
 
 // A message being read: views into its bytes.
 struct message {
@@ -79,11 +97,19 @@ struct message {
 
 inline message read_message(std::string_view bytes) {
   message m;
-  if (bytes.size() < sizeof m.h) throw squall::usage_error("libarrays: a message shorter than its header");
-  std::memcpy(&m.h, bytes.data(), sizeof m.h);
-  if (bytes.size() - sizeof m.h < m.h.key_bytes) throw squall::usage_error("libarrays: a message shorter than its key");
-  m.key = bytes.substr(sizeof m.h, m.h.key_bytes);
-  m.body = bytes.substr(sizeof m.h + m.h.key_bytes);
+  if (bytes.size() < short_header_bytes) throw squall::usage_error("libarrays: a message shorter than its header");
+  std::memcpy(static_cast<void*>(&m.h), bytes.data(), short_header_bytes);  // the rest: defaults
+  std::size_t head = short_header_bytes;
+  if ((m.h.flags & short_flag) != 0) {
+    m.h.flags &= ~short_flag;  // the rest keeps its defaults
+  } else {
+    if (bytes.size() < sizeof m.h) throw squall::usage_error("libarrays: a message shorter than its header");
+    std::memcpy(&m.h, bytes.data(), sizeof m.h);
+    head = sizeof m.h;
+  }
+  if (bytes.size() - head < m.h.key_bytes) throw squall::usage_error("libarrays: a message shorter than its key");
+  m.key = bytes.substr(head, m.h.key_bytes);
+  m.body = bytes.substr(head + m.h.key_bytes);
   return m;
 }
 
