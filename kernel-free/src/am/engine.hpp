@@ -100,7 +100,9 @@ class engine {
   //   and nothing else waits to go to dest (node lock held); false, with nothing done,
   //   otherwise.
   bool send_mail(int dest, const handler_entry& h, const void* args, std::size_t args_len, payload data,
-                 std::uint32_t reply_slot);
+                 std::uint32_t reply_slot) {
+    return mail_possible(dest, args_len, data.size()) && put_mail(dest, h, args, args_len, data, reply_slot);
+  }
   // Whether a record of these sizes fits a mailbox packet.
   static constexpr bool fits_mail(std::size_t args_len, std::size_t payload_len) {
     return sizeof(record_header) + ((args_len + 7) & ~std::size_t{7}) + payload_len <= shm::mailbox::max_packet;
@@ -213,6 +215,12 @@ class engine {
             const_cast<payload*>(&data)};
   }
   [[noreturn]] void payload_too_large(const handler_entry& e, std::size_t size) const;
+  // send_mail's two halves: whether the record may go to dest's mailbox now (a lane, it
+  // fits, no aggregation, nothing waiting for dest), and putting it there, false when the
+  // other side holds the line's turn.
+  bool mail_possible(int dest, std::size_t args_len, std::size_t payload_len) const;
+  bool put_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len, payload data,
+                std::uint32_t reply_slot);
 
   static inline thread_local bool running_handler_ = false;
   void dispatch_packet(int src, std::span<const std::byte> packet);
@@ -329,7 +337,9 @@ inline bool engine::send(int dest, const handler_entry& e, const void* args, std
   // sooner, and the counting comes after.
   if (aggregation_.load(std::memory_order_relaxed) == 1 && out_[dest].count == 0 && out_[dest].queue.empty() &&
       stages_[dest].empty()) {
-    if (send_mail(dest, e, args, args_len, data, reply_slot)) return false;
+    if (lane_to_[dest] != nullptr && fits_mail(args_len, data.size()) && put_mail(dest, e, args, args_len, data, reply_slot)) {
+      return false;
+    }
     alignas(8) std::byte head[sizeof(record_header) + detail::max_args_bytes];
     const std::size_t head_len = write_head(head, e, args, args_len, data.size(), reply_slot);
     if (t_.try_send(dest, std::span(head, head_len), data)) [[likely]] {
@@ -362,13 +372,14 @@ inline engine::staging engine::stage_send(int dest, const handler_entry& e, cons
   return s.waiting_records() >= factor ? staging::flush_needed : staging::staged;
 }
 
-inline bool engine::send_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len,
-                              payload data, std::uint32_t reply_slot) {
-  if (lane_to_[dest] == nullptr || !fits_mail(args_len, data.size()) ||
-      aggregation_.load(std::memory_order_relaxed) != 1 || out_[dest].count != 0 || !out_[dest].queue.empty() ||
-      !stages_[dest].empty()) {
-    return false;
-  }
+inline bool engine::mail_possible(int dest, std::size_t args_len, std::size_t payload_len) const {
+  return lane_to_[dest] != nullptr && fits_mail(args_len, payload_len) &&
+         aggregation_.load(std::memory_order_relaxed) == 1 && out_[dest].count == 0 && out_[dest].queue.empty() &&
+         stages_[dest].empty();
+}
+
+inline bool engine::put_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len,
+                             payload data, std::uint32_t reply_slot) {
   alignas(8) std::byte head[shm::mailbox::max_packet];
   const std::size_t n = write_head(head, e, args, args_len, data.size(), reply_slot);
   if (!lane_to_[dest]->try_send_mail(dest, std::span(head, n), data)) return false;

@@ -51,8 +51,8 @@ std::string where(const job_counters& job) {
   return nodes + " on " + std::to_string(distinct.size()) + " hosts";
 }
 
-// "network: ucx: tcp/eth0" (each distinct network transport, with its nodes when they
-// differ), or "" when no node had one.
+// "network: ucx: tcp/eth0" (each distinct network transport, with how many nodes use it when
+// not all do), or "" when no node had one.
 std::string networks(const job_counters& job) {
   std::map<std::string, std::vector<int>> nodes_of;
   for (std::size_t i = 0; i < job.networks.size(); ++i) {
