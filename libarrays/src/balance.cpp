@@ -85,22 +85,22 @@ void decide(array_state& a, strategy how) {
 
 std::string array_state::load_report() {
   std::vector<element_report> list;
-  for (auto& [k, e] : table_) {
-    if (!e.s) continue;
+  table_.for_each([&list](const entry_rec& e) {
+    if (!e.s) return;
     comm_list comm;
     for (const auto& [to, bytes] : e.s->sent_to) comm.emplace_back(to.bytes(), bytes);
-    list.emplace_back(k.bytes(), e.elem->measured_load(), std::move(comm));
-  }
+    list.emplace_back(e.k.bytes(), e.elem->measured_load(), std::move(comm));
+  });
   return encode(list);
 }
 
 void array_state::start_measurement() {
-  for (auto& [k, e] : table_) {
-    if (!e.s) continue;
+  table_.for_each([](entry_rec& e) {
+    if (!e.s) return;
     e.s->load_s = 0;
     e.s->load_ticks = 0;
     e.s->sent_to.clear();
-  }
+  });
 }
 
 std::size_t array_state::move(const key& k, int to) {

@@ -34,8 +34,9 @@ void array_state::on_bcast(const message& m) {
   // Delivering may move or delete elements (and send, which adds cache entries): take the
   // receivers first.
   std::vector<entry_rec*> receivers;
-  for (auto& [k, e] : table_)
+  table_.for_each([&](entry_rec& e) {
     if (e.s && e.s->bcast_count < serial) receivers.push_back(&e);
+  });
   for (entry_rec* e : receivers) {
     if (!e->s || e->s->bcast_count >= serial) continue;  // left, or already has it
     e->s->bcast_count = serial;

@@ -85,17 +85,17 @@ int check_manifest(const std::string& text, const runtime& r, const std::string&
 std::string array_state::pack_locals() {
   std::string out;
   std::string packed;
-  for (auto& [k, e] : table_) {
-    if (!e.elem) continue;
+  table_.for_each([&](entry_rec& e) {
+    if (!e.elem) return;
     packed.clear();
     ops_.pack(*e.elem, packed);
-    const auto key_size = static_cast<std::uint32_t>(k.bytes().size());
+    const auto key_size = static_cast<std::uint32_t>(e.k.bytes().size());
     const auto packed_size = static_cast<std::uint64_t>(packed.size());
     out.append(reinterpret_cast<const char*>(&key_size), sizeof key_size);
-    out.append(k.bytes());
+    out.append(e.k.bytes());
     out.append(reinterpret_cast<const char*>(&packed_size), sizeof packed_size);
     out.append(packed);
-  }
+  });
   return out;
 }
 

@@ -72,8 +72,8 @@ void array_state::migrate(entry_rec& e, int to) {
 }
 
 void array_state::on_migrate(const message& m) {
-  const key k{std::string(m.key)};
-  entry_rec& e = entry(k);
+  entry_rec& e = entry_of(m);
+  const key& k = e.k;
   const outcome o = transition(e.loc, {event_kind::migration_landed, -1, m.h.epoch});
   if (o.act == action::error) protocol_error(o.why, m);
   element_ptr elem;
@@ -106,8 +106,8 @@ void array_state::on_migrate(const message& m) {
 
 // An element read from a checkpoint, at its home: inserted there with its saved state.
 void array_state::on_restore(const message& m) {
-  const key k{std::string(m.key)};
-  entry_rec& e = entry(k);
+  entry_rec& e = entry_of(m);
+  const key& k = e.k;
   const outcome o = transition(e.loc, {event_kind::created_here});
   if (o.act == action::error) protocol_error(o.why, m);
   e.loc = o.entry;

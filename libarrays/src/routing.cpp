@@ -17,11 +17,11 @@ array_state::~array_state() = default;
 
 int array_state::home_of(const key& k) const { return homes_.home_of(k, rt().nodes); }
 
-entry_rec& array_state::entry(const key& k) {
-  auto [it, added] = table_.try_emplace(k);
-  if (added) it->second.loc.home = home_of(k) == rt().me;
-  it->second.last_used = quiescences_;
-  return it->second;
+entry_rec& array_state::entry(std::uint64_t hash, std::string_view key_bytes) {
+  auto [e, added] = table_.find_or_add(hash, key_bytes, [key_bytes] { return key(std::string(key_bytes)); });
+  if (added) e->loc.home = home_of(e->k) == rt().me;
+  e->last_used = quiescences_;
+  return *e;
 }
 
 // At quiescence (no location news in flight: PROTOCOL.md): forgets what this node merely
@@ -31,24 +31,11 @@ entry_rec& array_state::entry(const key& k) {
 // entries holding messages stay.
 std::size_t array_state::expire_caches() {
   ++quiescences_;
-  std::size_t expired = 0;
-  for (auto it = table_.begin(); it != table_.end();) {
-    const entry_rec& e = it->second;
+  return table_.erase_if([this](const entry_rec& e) {
     // The machine says which entries are mere memory: it records none(0) for them.
     const bool cache = e.held.empty() && transition(e.loc, {event_kind::cache_expired}).act == action::record;
-    if (cache && e.last_used + 2 <= quiescences_) {
-      it = table_.erase(it);
-      ++expired;
-    } else {
-      ++it;
-    }
-  }
-  return expired;
-}
-
-entry_rec* array_state::find(const key& k) {
-  auto it = table_.find(k);
-  return it == table_.end() ? nullptr : &it->second;
+    return cache && e.last_used + 2 <= quiescences_;
+  });
 }
 
 // Where this node sends a message for the element: where it knows it to be, else its home.
@@ -125,8 +112,8 @@ void array_state::handle(const message& m, std::string_view bytes) {
 }
 
 void array_state::on_invoke(const message& m, std::string_view bytes) {
-  const key k{std::string(m.key)};
-  entry_rec& e = entry(k);
+  entry_rec& e = entry_of(m);
+  const key& k = e.k;
   const bool creates = m.h.id != 0 && detail::entry(m.h.id).creates;
   event ev{creates ? event_kind::message_may_create : event_kind::message_arrived};
   ev.forwarded = (m.h.flags & forwarded_flag) != 0;
@@ -211,8 +198,8 @@ void array_state::after_entry(entry_rec& e) {
 }
 
 void array_state::on_insert(const message& m, std::string_view bytes) {
-  const key k{std::string(m.key)};
-  entry_rec& e = entry(k);
+  entry_rec& e = entry_of(m);
+  const key& k = e.k;
   const int on = m.h.node;
   const bool here = on < 0 || on == rt().me;
   event ev{here ? event_kind::created_here : event_kind::created_at, on};
@@ -238,8 +225,8 @@ void array_state::on_insert(const message& m, std::string_view bytes) {
 }
 
 void array_state::on_create(const message& m) {
-  const key k{std::string(m.key)};
-  entry_rec& e = entry(k);
+  entry_rec& e = entry_of(m);
+  const key& k = e.k;
   const outcome o = transition(e.loc, {event_kind::created_here, -1, m.h.epoch});
   if (o.act == action::error) protocol_error(o.why, m);
   e.loc = o.entry;
@@ -259,7 +246,7 @@ void array_state::construct(entry_rec& e, const key& k, std::uint32_t) {
 }
 
 void array_state::on_routing_update(const message& m) {
-  entry_rec& e = entry(key{std::string(m.key)});
+  entry_rec& e = entry_of(m);
   const outcome o = transition(e.loc, {event_kind::routing_update, m.h.node, m.h.epoch});
   if (o.act == action::error) protocol_error(o.why, m);
   e.loc = o.entry;
@@ -267,7 +254,7 @@ void array_state::on_routing_update(const message& m) {
 }
 
 void array_state::on_deleted(const message& m, std::string_view) {
-  entry_rec& e = entry(key{std::string(m.key)});
+  entry_rec& e = entry_of(m);
   const outcome o = transition(e.loc, {event_kind::deleted_at, m.h.node, m.h.epoch});
   if (o.act == action::error) protocol_error(o.why, m);
   e.loc = o.entry;
@@ -283,7 +270,7 @@ void array_state::flush(entry_rec& e) {
 
 std::size_t array_state::fail_held_requests() {
   std::size_t failed = 0;
-  for (auto& [k, e] : table_) {
+  table_.for_each([&](entry_rec& e) {
     std::vector<std::string> kept;
     for (std::string& bytes : e.held) {
       const message m = read_message(bytes);
@@ -302,13 +289,13 @@ std::size_t array_state::fail_held_requests() {
       ++failed;
     }
     e.held = std::move(kept);
-  }
+  });
   return failed;
 }
 
 std::size_t array_state::held_messages() const {
   std::size_t n = 0;
-  for (const auto& [k, e] : table_) n += e.held.size();
+  table_.for_each([&n](const entry_rec& e) { n += e.held.size(); });
   return n;
 }
 

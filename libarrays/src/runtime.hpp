@@ -15,6 +15,7 @@
 #include <squall/arrays/array.hpp>
 #include <squall/stats.hpp>
 
+#include "element_table.hpp"
 #include "location.hpp"
 #include "wire.hpp"
 
@@ -53,6 +54,7 @@ using element_ptr = std::unique_ptr<element_base, element_deleter>;
 
 // One index's entry on this node.
 struct entry_rec {
+  key k;
   location_entry loc;
   element_ptr elem;                    // when local
   std::unique_ptr<slot> s;             // when local
@@ -77,8 +79,11 @@ class array_state {
   std::uint32_t id() const { return id_; }
   const element_ops& ops() const { return ops_; }
   int home_of(const key& k) const;
-  entry_rec& entry(const key& k);
-  entry_rec* find(const key& k);
+  // The index's entry, made when this node has none: by key, or by a message's key bytes.
+  entry_rec& entry(const key& k) { return entry(k.hash(), k.bytes()); }
+  entry_rec& entry(std::uint64_t hash, std::string_view key_bytes);
+  entry_rec* find(const key& k) { return table_.find(k); }
+  entry_rec& entry_of(const message& m) { return entry(hash_bytes(m.key), m.key); }
 
   // Program side (any thread of the scheduler, in or out of an entry method).
   void send_invoke(key k, std::uint64_t entry, std::string args, std::uint64_t reply_slot);
@@ -88,8 +93,9 @@ class array_state {
   std::size_t local_count() const { return locals_; }
   template <class F>
   void for_each_local(F&& f) {
-    for (auto& [k, e] : table_)
+    table_.for_each([&](entry_rec& e) {
       if (e.elem) f(*e.elem);
+    });
   }
 
   // Message side (the scheduler).
@@ -159,7 +165,7 @@ class array_state {
   const element_ops& ops_;
   home_map homes_;
   std::unique_ptr<slot_store> in_place_;  // the array was created in place
-  std::unordered_map<key, entry_rec> table_;
+  element_table<entry_rec> table_;
   std::size_t locals_ = 0;
   std::uint64_t quiescences_ = 0;  // expire_caches' clock
   bool record_comm_ = false;
