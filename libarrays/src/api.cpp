@@ -81,13 +81,13 @@ void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node) {
   checked(array, index_type).insert(k, on_node);
 }
 
-void send_invoke(std::uint32_t array, std::uint64_t index_type, key k, std::uint64_t entry, std::string args,
+void send_invoke(std::uint32_t array, std::uint64_t index_type, const key& k, std::uint64_t entry, std::string_view args,
                  std::uint64_t reply_slot) {
-  checked(array, index_type).send_invoke(std::move(k), entry, std::move(args), reply_slot);
+  checked(array, index_type).send_invoke(k, entry, args, reply_slot);
 }
 
 void destroy(std::uint32_t array, std::uint64_t index_type, key k) {
-  checked(array, index_type).send_invoke(std::move(k), 0, {}, 0);  // entry 0: delete the element
+  checked(array, index_type).send_invoke(k, 0, {}, 0);  // entry 0: delete the element
 }
 
 void broadcast(std::uint32_t array, std::uint64_t entry, std::string args) {
@@ -116,8 +116,7 @@ callback entry_callback(std::uint32_t array, std::uint64_t entry, const key* ele
   return c;
 }
 
-void invoke_entry(element_base& e, std::uint64_t id, std::string_view args, std::string* result) {
-  const entry_info& info = entry(id);
+void invoke_entry(element_base& e, const entry_info& info, std::string_view args, std::string* result) {
   slot& s = slot_of(e, "an entry method");
   if (info.element_type != s.array->ops().element_type) {
     throw squall::usage_error("libarrays: entry method " + std::string(info.name) + " sent to an element of type " +

@@ -62,7 +62,7 @@ void array_state::tell(int node, kind what, const key& k, std::uint32_t epoch) {
   send_to(node, h, k, {});
 }
 
-void array_state::send_invoke(key k, std::uint64_t entry_id, std::string args, std::uint64_t reply_slot) {
+void array_state::send_invoke(const key& k, std::uint64_t entry_id, std::string_view args, std::uint64_t reply_slot) {
   header h;
   h.what = kind::invoke;
   h.source = rt().me;
@@ -114,8 +114,8 @@ void array_state::handle(const message& m, std::string_view bytes) {
 void array_state::on_invoke(const message& m, std::string_view bytes) {
   entry_rec& e = entry_of(m);
   const key& k = e.k;
-  const bool creates = m.h.id != 0 && detail::entry(m.h.id).creates;
-  event ev{creates ? event_kind::message_may_create : event_kind::message_arrived};
+  const entry_info* method = m.h.id != 0 ? &detail::entry(m.h.id) : nullptr;  // none: a destroy()
+  event ev{method != nullptr && method->creates ? event_kind::message_may_create : event_kind::message_arrived};
   ev.forwarded = (m.h.flags & forwarded_flag) != 0;
   const outcome o = transition(e.loc, ev);
   if (o.act == action::error) protocol_error(o.why, m);
@@ -128,7 +128,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
         count().routing_updates.add_from_one_thread();
       }
       [[fallthrough]];
-    case action::deliver: return run_entry(e, m);
+    case action::deliver: return run_entry(e, method, m);
     case action::forward:
     case action::forward_home: {
       header h = m.h;
@@ -147,21 +147,21 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
     case action::create_on_demand:
       construct(e, k, e.loc.epoch);
       flush(e);
-      if (e.elem) run_entry(e, m);
+      if (e.elem) run_entry(e, method, m);
       else on_invoke(m, bytes);  // a held message moved it on: route this one again
       return;
     default: protocol_error("an invoke with an unexpected outcome", m);
   }
 }
 
-void array_state::run_entry(entry_rec& e, const message& m) {
-  if (m.h.id == 0) {  // a proxy's destroy()
+void array_state::run_entry(entry_rec& e, const entry_info* method, const message& m) {
+  if (method == nullptr) {  // a proxy's destroy()
     e.s->destroy = true;
     return after_entry(e);
   }
   const std::uint64_t reply_slot = m.h.a;
   std::string result;
-  invoke_entry(*e.elem, m.h.id, m.body, reply_slot != 0 ? &result : nullptr);
+  invoke_entry(*e.elem, *method, m.body, reply_slot != 0 ? &result : nullptr);
   if (reply_slot != 0) {
     header r;
     r.what = kind::reply;

@@ -3,6 +3,7 @@
 // is touched by the node's program thread only (the scheduler's), except the inbox, which the
 // substrate's handler fills and the scheduler empties, both under the node lock.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -86,7 +87,7 @@ class array_state {
   entry_rec& entry_of(const message& m) { return entry(hash_bytes(m.key), m.key); }
 
   // Program side (any thread of the scheduler, in or out of an entry method).
-  void send_invoke(key k, std::uint64_t entry, std::string args, std::uint64_t reply_slot);
+  void send_invoke(const key& k, std::uint64_t entry, std::string_view args, std::uint64_t reply_slot);
   void insert(const key& k, int on);
   void request_broadcast(std::uint64_t entry, std::string args);
   void contribute(slot& s, std::uint64_t reducer, std::uint64_t value_type, std::string value, const callback& then);
@@ -121,7 +122,7 @@ class array_state {
  private:
   // Routing (routing.cpp).
   void on_invoke(const message& m, std::string_view bytes);
-  void run_entry(entry_rec& e, const message& m);
+  void run_entry(entry_rec& e, const entry_info* method, const message& m);  // method null: destroy()
   void after_entry(entry_rec& e);
   void on_insert(const message& m, std::string_view bytes);
   void on_create(const message& m);
@@ -191,6 +192,21 @@ class array_state {
   std::map<std::uint64_t, root_state> root_;  // node 0
 };
 
+// Counters (SQUALL_STATS, arrays.*).
+struct counters {
+  stats::counter sent{"arrays.messages_sent"};
+  stats::counter handled{"arrays.messages_handled"};
+  stats::counter invoked{"arrays.entry_methods"};
+  stats::counter forwarded{"arrays.forwarded"};
+  stats::counter routing_updates{"arrays.routing_updates"};
+  stats::counter migrations_out{"arrays.migrations_out"};
+  stats::counter migrations_in{"arrays.migrations_in"};
+  stats::counter held{"arrays.held"};
+  stats::counter broadcasts{"arrays.broadcasts"};
+  stats::counter reductions{"arrays.reductions"};
+  stats::counter cache_expired{"arrays.cache_expired"};
+};
+
 // The node.
 struct runtime {
   int me = 0, nodes = 1;
@@ -210,13 +226,25 @@ struct runtime {
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
   std::string lb_plan;                  // during at_sync()
   bool lb_plan_here = false;
+  counters stats;  // SQUALL_STATS (count())
 };
 
-runtime& rt();                             // this node's, created on first use (never destroyed)
+// This node's, created on first use (never destroyed). Called on every step of a message:
+// after the first, one load.
+runtime& make_runtime();
+inline std::atomic<runtime*> the_runtime{nullptr};
+inline runtime& rt() {
+  runtime* r = the_runtime.load(std::memory_order_acquire);
+  return r != nullptr ? *r : make_runtime();
+}
+inline counters& count() { return rt().stats; }
 array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown array
 // To the node's scheduler (this node's too): the header (its key_bytes set here), key, body.
 void send(int node, const header& h, std::string_view key, std::string_view body);
-void invoke_entry(element_base& e, std::uint64_t entry, std::string_view args, std::string* result);
+void invoke_entry(element_base& e, const entry_info& method, std::string_view args, std::string* result);
+inline void invoke_entry(element_base& e, std::uint64_t entry_id, std::string_view args, std::string* result) {
+  invoke_entry(e, entry(entry_id), args, result);
+}
 void run_callback(std::uint64_t function, std::string_view value);  // a reduction's, as program code
 
 // While the program's code runs from the scheduler (an entry method, a hook, a callback): it
@@ -237,20 +265,6 @@ class program_code {
 };
 [[noreturn]] void protocol_error(const char* what, const message& m);
 
-// Counters (SQUALL_STATS, arrays.*).
-struct counters {
-  stats::counter sent{"arrays.messages_sent"};
-  stats::counter handled{"arrays.messages_handled"};
-  stats::counter invoked{"arrays.entry_methods"};
-  stats::counter forwarded{"arrays.forwarded"};
-  stats::counter routing_updates{"arrays.routing_updates"};
-  stats::counter migrations_out{"arrays.migrations_out"};
-  stats::counter migrations_in{"arrays.migrations_in"};
-  stats::counter held{"arrays.held"};
-  stats::counter broadcasts{"arrays.broadcasts"};
-  stats::counter reductions{"arrays.reductions"};
-  stats::counter cache_expired{"arrays.cache_expired"};
-};
-counters& count();
+
 
 }  // namespace squall::arrays::detail

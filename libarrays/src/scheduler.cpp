@@ -73,20 +73,16 @@ void check_scheduler(const char* what) {
 
 }  // namespace
 
-runtime& rt() {
+runtime& make_runtime() {
   // Never destroyed: elements in place live in a segment the substrate unmaps at exit.
   static runtime& r = *[] {
     auto* x = new runtime;
     x->me = squall::node();
     x->nodes = squall::nodes();
+    the_runtime.store(x, std::memory_order_release);
     return x;
   }();
   return r;
-}
-
-counters& count() {
-  static counters c;
-  return c;
 }
 
 void send(int node, const header& h, std::string_view key, std::string_view body) {
@@ -98,11 +94,7 @@ void send(int node, const header& h, std::string_view key, std::string_view body
   const std::size_t head = wire_header(out);
   const std::size_t size = head + key.size() + body.size();
   // Written once, where it goes: this node's queue, or the outgoing packet.
-  const auto write = [&](char* p) {
-    std::memcpy(p, &out, head);
-    if (!key.empty()) std::memcpy(p + head, key.data(), key.size());
-    if (!body.empty()) std::memcpy(p + head + key.size(), body.data(), body.size());
-  };
+  const auto write = [&](char* p) { write_message(p, out, head, key, body); };
   if (node == r.me) {
     const auto n = static_cast<std::uint32_t>(size);
     const std::size_t at = r.local.size();

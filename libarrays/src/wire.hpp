@@ -88,6 +88,31 @@ inline std::size_t wire_header(header& h) {
   return fits ? short_header_bytes : sizeof h;
 }
 
+// Copies n bytes; the short keys and arguments of most messages without a call to memcpy
+// (two overlapping fixed-size copies cover any length from 4 to 16).
+inline void copy_bytes(char* to, const char* from, std::size_t n) {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else if (n != 0) {
+    std::memcpy(to, from, n);
+  }
+}
+
+// Writes the header as wire_header() chose (`head` bytes), the key and the body at p.
+inline void write_message(char* p, const header& h, std::size_t head, std::string_view key, std::string_view body) {
+  if (head == short_header_bytes) {
+    std::memcpy(p, &h, short_header_bytes);
+  } else {
+    std::memcpy(p, &h, sizeof h);
+  }
+  copy_bytes(p + head, key.data(), key.size());
+  copy_bytes(p + head + key.size(), body.data(), body.size());
+}
+
 // A message being read: views into its bytes.
 struct message {
   header h;

@@ -59,7 +59,7 @@ namespace detail {
 
 std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_options* in_place = nullptr);
 void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node);
-void send_invoke(std::uint32_t array, std::uint64_t index_type, key k, std::uint64_t entry, std::string args,
+void send_invoke(std::uint32_t array, std::uint64_t index_type, const key& k, std::uint64_t entry, std::string_view args,
                  std::uint64_t reply_slot);
 void destroy(std::uint32_t array, std::uint64_t index_type, key k);
 void broadcast(std::uint32_t array, std::uint64_t entry, std::string args);
