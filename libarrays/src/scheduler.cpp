@@ -89,12 +89,9 @@ void send(int node, const header& h, std::string_view key, std::string_view body
   runtime& r = rt();
   ++r.counts.sent;
   count().sent.add_from_one_thread();
-  header out = h;
-  out.key_bytes = static_cast<std::uint32_t>(key.size());
-  const std::size_t head = wire_header(out);
-  const std::size_t size = head + key.size() + body.size();
+  const std::size_t size = wire_header_bytes(h) + key.size() + body.size();
   // Written once, where it goes: this node's queue, or the outgoing packet.
-  const auto write = [&](char* p) { write_message(p, out, head, key, body); };
+  const auto write = [&](char* p) { write_message(p, h, key, body); };
   if (node == r.me) {
     const auto n = static_cast<std::uint32_t>(size);
     const std::size_t at = r.local.size();

@@ -14,12 +14,10 @@ namespace {
 using namespace squall::arrays::detail;
 
 // The bytes scheduler.cpp's send() puts on the wire for h, key and body.
-std::string encode(header h, const std::string& key, const std::string& body) {
-  h.key_bytes = static_cast<std::uint32_t>(key.size());
-  const std::size_t head = wire_header(h);
-  std::string out(head, '\0');
-  std::memcpy(out.data(), &h, head);
-  return out + key + body;
+std::string encode(const header& h, const std::string& key, const std::string& body) {
+  std::string out(wire_header_bytes(h) + key.size() + body.size(), '\0');
+  write_message(out.data(), h, key, body);
+  return out;
 }
 
 void expect_same(const header& a, const header& b) {
