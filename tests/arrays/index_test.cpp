@@ -207,4 +207,26 @@ TEST(Index, KeyHashSpreadsAndIsStable) {
   EXPECT_EQ(low_bits.size(), 8u);
 }
 
+TEST(Index, KeyHashReadsWordsAsTheByteDefinitionSays) {
+  // hash_bytes reads whole words and a tail in pieces; the definition is byte by byte: each
+  // 8-byte little-endian word chained through mix64, the zero-padded tail last.
+  const auto by_bytes = [](const std::string& b) {
+    std::uint64_t h = detail::mix64(b.size() + 0x9e3779b97f4a7c15ULL);
+    std::uint64_t word = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      word |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * (i % 8));
+      if (i % 8 == 7) {
+        h = detail::mix64(h ^ word);
+        word = 0;
+      }
+    }
+    return detail::mix64(h ^ word);
+  };
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string b(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<char>(0x9d * (i + 1) + n);
+    EXPECT_EQ(hash_bytes(b), by_bytes(b)) << n << " bytes";
+  }
+}
+
 }  // namespace

@@ -7,6 +7,7 @@
 // canonical: a std::string is its own bytes, and an index<N> its N int32s. Integers are in
 // the machine's byte order: the nodes of a job share one architecture.
 #pragma once
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -25,16 +26,30 @@ namespace squall::arrays {
 // words, little-endian, chained through splitmix64's finaliser; the length goes in first so
 // that a zero-padded tail cannot collide with a longer input.
 inline std::uint64_t hash_bytes(std::string_view b) noexcept {
-  std::uint64_t h = detail::mix64(b.size() + 0x9e3779b97f4a7c15ULL);
-  std::uint64_t word = 0;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    word |= std::uint64_t{static_cast<unsigned char>(b[i])} << (8 * (i % 8));
-    if (i % 8 == 7) {
-      h = detail::mix64(h ^ word);
-      word = 0;
-    }
+  static_assert(std::endian::native == std::endian::little, "hash_bytes reads its words in place");
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data());
+  const std::size_t n = b.size();
+  std::uint64_t h = detail::mix64(n + 0x9e3779b97f4a7c15ULL);
+  std::size_t at = 0;
+  for (; at + 8 <= n; at += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p + at, 8);
+    h = detail::mix64(h ^ word);
   }
-  return detail::mix64(h ^ word);
+  // The last 0-7 bytes as one zero-padded word, without a byte loop.
+  const std::size_t left = n - at;
+  std::uint64_t tail = 0;
+  if (left >= 4) {
+    std::uint32_t first = 0, last = 0;  // these overlap when fewer than 8 are left
+    std::memcpy(&first, p + at, 4);
+    std::memcpy(&last, p + at + left - 4, 4);
+    tail = first;
+    if (left > 4) tail |= std::uint64_t{last >> (8 * (8 - left))} << 32;
+  } else if (left > 0) {
+    tail = std::uint64_t{p[at]} | std::uint64_t{p[at + left / 2]} << (8 * (left / 2)) |
+           std::uint64_t{p[at + left - 1]} << (8 * (left - 1));
+  }
+  return detail::mix64(h ^ tail);
 }
 
 class key {
