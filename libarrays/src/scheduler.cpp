@@ -27,19 +27,27 @@ void on_message(am::token&, am::payload p) {
   append_framed(rt().inbox, std::string_view(reinterpret_cast<const char*>(p.data()), p.size()));
 }
 
+// Makes what the handlers queued the next batch. Under the node lock, the batch done.
+void take_inbox(runtime& r) {
+  r.batch.clear();
+  r.batch_at = 0;
+  r.batch.swap(r.inbox);
+}
+
 // Runs the messages of the current batch, one at a time, until the batch is done or
-// done() holds; then takes the next batch (what this node sent itself first, then what the
-// handlers queued). The batch is only read while it runs, so the views into it stay valid
-// while entry methods send. Returns false when there was nothing to run.
-bool run_some(bool (*done)(void*), void* ctx) {
+// done() holds; then takes the next batch (what this node sent itself first, then, with
+// `inbox`, what the handlers queued). The batch is only read while it runs, so the views
+// into it stay valid while entry methods send. Returns false when there was nothing to run.
+bool run_some(bool (*done)(void*), void* ctx, bool inbox) {
   runtime& r = rt();
   if (r.batch_at >= r.batch.size()) {
-    r.batch.clear();
-    r.batch_at = 0;
     if (!r.local.empty()) {
+      r.batch.clear();
+      r.batch_at = 0;
       r.batch.swap(r.local);
     } else {
-      am::run_locked([&] { r.batch.swap(r.inbox); });
+      if (!inbox) return false;
+      am::run_locked([&] { take_inbox(r); });
       if (r.batch.empty()) return false;
     }
   }
@@ -138,10 +146,15 @@ void run_until(bool (*done)(void*), void* ctx) {
   detail::check_scheduler("run_until (or a future's get)");
   detail::runtime& r = detail::rt();
   while (!done(ctx)) {
-    if (detail::run_some(done, ctx)) continue;
+    if (detail::run_some(done, ctx, /*inbox=*/false)) continue;
     // Idle: wait for the substrate's handler to queue something (or done to hold: only a
-    // message can change it, so waiting for one is enough).
-    am::wait_until([&r] { return !r.inbox.empty(); });
+    // message can change it, so waiting for one is enough), and take it as the next batch
+    // in the same hold of the node lock.
+    am::wait_until([&r] {
+      if (r.inbox.empty()) return false;
+      detail::take_inbox(r);
+      return true;
+    });
   }
 }
 
@@ -155,7 +168,7 @@ void quiesce() {
   // futures throw), and the detection runs again for those answers.
   std::array<std::uint64_t, 2> last{~0ULL, ~0ULL};
   for (;;) {
-    while (detail::run_some(detail::never, nullptr)) {
+    while (detail::run_some(detail::never, nullptr, /*inbox=*/true)) {
     }
     const std::array<std::uint64_t, 2> mine{r.counts.sent, r.counts.handled};
     std::array<std::uint64_t, 2> all{};
