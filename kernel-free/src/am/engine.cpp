@@ -144,10 +144,8 @@ bool engine::send_written(int dest, const handler_entry& e, const void* args, st
                           std::size_t size, body_writer write, std::uint32_t reply_slot) {
   if (size > max_payload_) [[unlikely]] payload_too_large(e, size);
   if (mail_possible(dest, args_len, size)) {
-    alignas(8) std::byte body[shm::mailbox::max_packet];
-    write(body);
-    if (put_mail(dest, e, args, args_len, payload(body, size), reply_slot)) return false;
-    std::memcpy(append_record(dest, e, args, args_len, size, reply_slot), body, size);  // not our turn
+    if (put_mail(dest, e, args, args_len, size, write, reply_slot)) return false;
+    write(append_record(dest, e, args, args_len, size, reply_slot));  // not our turn
     return finish_record(dest, e, args_len + size);
   }
   if (size < direct_payload_bytes) {

@@ -219,8 +219,16 @@ class engine {
   // fits, no aggregation, nothing waiting for dest), and putting it there, false when the
   // other side holds the line's turn.
   bool mail_possible(int dest, std::size_t args_len, std::size_t payload_len) const;
+  // The payload is written by write(where) straight into the mailbox line.
+  template <class Write>
+  bool put_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len, std::size_t payload_len,
+                Write&& write, std::uint32_t reply_slot);
   bool put_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len, payload data,
-                std::uint32_t reply_slot);
+                std::uint32_t reply_slot) {
+    return put_mail(dest, e, args, args_len, data.size(), [&data](std::byte* p) {
+      if (!data.empty()) std::memcpy(p, data.data(), data.size());
+    }, reply_slot);
+  }
 
   static inline thread_local bool running_handler_ = false;
   void dispatch_packet(int src, std::span<const std::byte> packet);
@@ -378,13 +386,14 @@ inline bool engine::mail_possible(int dest, std::size_t args_len, std::size_t pa
          stages_[dest].empty();
 }
 
-inline bool engine::put_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len,
-                             payload data, std::uint32_t reply_slot) {
+template <class Write>
+bool engine::put_mail(int dest, const handler_entry& e, const void* args, std::size_t args_len, std::size_t payload_len,
+                      Write&& write, std::uint32_t reply_slot) {
   alignas(8) std::byte head[shm::mailbox::max_packet];
-  const std::size_t n = write_head(head, e, args, args_len, data.size(), reply_slot);
-  if (!lane_to_[dest]->try_send_mail(dest, std::span(head, n), data)) return false;
+  const std::size_t n = write_head(head, e, args, args_len, payload_len, reply_slot);
+  if (!lane_to_[dest]->try_send_mail(dest, std::span(head, n), payload_len, write)) return false;
   count_packet_sent();
-  count_sent(e, args_len + data.size());
+  count_sent(e, args_len + payload_len);
   return true;
 }
 

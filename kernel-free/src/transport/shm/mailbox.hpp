@@ -68,17 +68,20 @@ class mailbox {
   std::uint8_t sent() const { return sent_; }    // the sequence number of the last packet put
   std::uint8_t taken() const { return taken_.load(std::memory_order_relaxed); }  // and taken
   // Publishes head + body (at most max_packet bytes) with the ring position `ring_pos`, and
-  // gives the turn to the other side.
-  void send(std::span<const std::byte> head, std::span<const std::byte> body, std::uint64_t ring_pos) {
+  // gives the turn to the other side. The body, body_size bytes, is written by write(where)
+  // straight into the line: a body the sender has just built with narrow stores is not read
+  // back with wide loads on its way (which would wait for those stores to retire), nor
+  // copied twice.
+  template <class Write>
+  void send(std::span<const std::byte> head, std::size_t body_size, Write&& write, std::uint64_t ring_pos) {
     std::memcpy(line_->body, head.data(), head.size());
-    if (!body.empty()) std::memcpy(line_->body + head.size(), body.data(), body.size());
-    sent_ = static_cast<std::uint8_t>(sent_ + 1);
-    turn_ = false;
-    const std::uint64_t w =
-        (ring_pos << 32) | side_ << 16 | std::uint64_t{sent_} << 8 | (head.size() + body.size());
-    line_->word.store(w, std::memory_order_release);
-    if (demote_) demote_line(line_);
-    quiet_.store(quiet_polls_, std::memory_order_relaxed);
+    write(line_->body + head.size());
+    publish(head.size() + body_size, ring_pos);
+  }
+  void send(std::span<const std::byte> head, std::span<const std::byte> body, std::uint64_t ring_pos) {
+    send(head, body.size(), [body](std::byte* p) {
+      if (!body.empty()) std::memcpy(p, body.data(), body.size());
+    }, ring_pos);
   }
   void set_quiet_polls(int polls) { quiet_polls_ = polls; }
   void set_demote(bool on) { demote_ = on; }
@@ -111,6 +114,16 @@ class mailbox {
   }
 
  private:
+  // Makes the line's packet of `len` bytes visible, and gives the turn to the other side.
+  void publish(std::size_t len, std::uint64_t ring_pos) {
+    sent_ = static_cast<std::uint8_t>(sent_ + 1);
+    turn_ = false;
+    const std::uint64_t w = (ring_pos << 32) | side_ << 16 | std::uint64_t{sent_} << 8 | len;
+    line_->word.store(w, std::memory_order_release);
+    if (demote_) demote_line(line_);
+    quiet_.store(quiet_polls_, std::memory_order_relaxed);
+  }
+
   // A packet of the other side's that this side has not taken.
   bool is_new(std::uint64_t w) const {
     return (w >> 16 & 1) != side_ &&

@@ -55,12 +55,19 @@ class shm_transport final : public transport {
   // the routed transport of a job spanning hosts. The same rules as try_send and peek: a
   // packet (head + body) goes to the mailbox when this side holds the line's turn, and is
   // taken from it when nothing in the ring is ahead of it.
-  bool try_send_mail(int dest, std::span<const std::byte> head, std::span<const std::byte> body = {}) {
+  // The body (body_size bytes) is written by write(where) straight into the line.
+  template <class Write>
+  bool try_send_mail(int dest, std::span<const std::byte> head, std::size_t body_size, Write&& write) {
     mailbox& m = mail_[dest];
-    if (head.size() + body.size() > mailbox::max_packet || !m.can_send()) return false;
-    m.send(head, body, out_[dest].position());
-    mail_sent(dest, head.size() + body.size());
+    if (head.size() + body_size > mailbox::max_packet || !m.can_send()) return false;
+    m.send(head, body_size, write, out_[dest].position());
+    mail_sent(dest, head.size() + body_size);
     return true;
+  }
+  bool try_send_mail(int dest, std::span<const std::byte> head, std::span<const std::byte> body = {}) {
+    return try_send_mail(dest, head, body.size(), [body](std::byte* p) {
+      if (!body.empty()) std::memcpy(p, body.data(), body.size());
+    });
   }
   // The waiting mailbox packet from `src` (copied out, valid until the next take), or an
   // empty span.
