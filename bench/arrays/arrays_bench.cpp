@@ -21,7 +21,13 @@
 //                         the next one to the other), both programs inside run_until. Compared
 //                         like with like against am_rtt_us: target message_us <= 2 x am_rtt_us
 //                         (`message_vs_am_rtt` <= 2); beside it, against the bare message of
-//                         the same size (`message_vs_am_sized_rtt`, a reference)
+//                         the same size (`message_vs_am_sized_rtt`, a reference). `ping` is
+//                         declared expedited (squall/arrays/entry.hpp, Charm++'s [expedited]):
+//                         it runs in the substrate's handler when its node waits idle
+//   message_queued_us     the same round trip with an entry method that is not expedited (the
+//                         default): each message is queued by the handler and run by the
+//                         program thread after it leaves its wait (`message_queued_vs_am_rtt`,
+//                         a reference)
 //   local_message_us      ONE message between two elements of node 0 (a ping-pong between
 //                         elements 0 and 1, time / messages): the paper's Table 1 overhead of
 //                         preparing, scheduling and receiving a message. Target <= 0.5 us
@@ -88,8 +94,10 @@ void on_reduced(const std::int64_t& v) {
 struct Elem : arrays::element<arrays::index1d> {
   std::array<std::int64_t, 4> state{};  // a small element
 
-  // A ping-pong with `partner`: `left` messages still to go after this one.
+  // A ping-pong with `partner`: `left` messages still to go after this one. ping is
+  // expedited (below), ping_queued not.
   void ping(std::int32_t partner, std::int32_t left);
+  void ping_queued(std::int32_t partner, std::int32_t left);
   // A migration chain between nodes 0 and 1: move, and run the next hop there.
   void hop(std::int32_t left);
   void go(std::int32_t to) { migrate_me(to); }
@@ -105,14 +113,24 @@ struct Elem : arrays::element<arrays::index1d> {
   }
 };
 
+}  // namespace
+
+template <>
+inline constexpr bool squall::arrays::expedited<&Elem::ping> = true;
+
+namespace {
+
 const arrays::array<Elem>* the_array = nullptr;
 
-void Elem::ping(std::int32_t partner, std::int32_t left) {
-  ++state[0];
+template <auto Ping>
+void pass_on(Elem& e, std::int32_t partner, std::int32_t left) {
+  ++e.state[0];
   lowest_left = left;
   if (left == 0) return;
-  (*the_array)[partner].call<&Elem::ping>(this_index()[0], left - 1);
+  (*the_array)[partner].call<Ping>(e.this_index()[0], left - 1);
 }
+void Elem::ping(std::int32_t partner, std::int32_t left) { pass_on<&Elem::ping>(*this, partner, left); }
+void Elem::ping_queued(std::int32_t partner, std::int32_t left) { pass_on<&Elem::ping_queued>(*this, partner, left); }
 
 void Elem::hop(std::int32_t left) {
   ++state[1];
@@ -245,9 +263,10 @@ double time_chain(int me, int count, bool crosses, Start&& start) {
 }
 
 // 2 K messages between elements 0 (node 0) and 16 (node 1): time per round trip.
+template <auto Ping>
 double time_message_rtt(int me, int round_trips) {
   return time_chain(me, round_trips, true, [round_trips] {
-    (*the_array)[ping_a].call<&Elem::ping>(std::int32_t{ping_b}, std::int32_t{2 * round_trips});
+    (*the_array)[ping_a].call<Ping>(std::int32_t{ping_b}, std::int32_t{2 * round_trips});
   });
 }
 
@@ -393,15 +412,16 @@ int main(int argc, char** argv) {
   };
 
   bool right = true;
-  std::vector<double> am_us, am_program_us, am_sized_us, message_us, local_us, migration_us, forwarded_us, bcast_us;
+  std::vector<double> am_us, am_program_us, am_sized_us, message_us, queued_us, local_us, migration_us, forwarded_us, bcast_us;
   std::vector<double> in_place_us, big_packed_us, big_in_place_us;
   if (want("am")) time_am_rtt(me, std::max(1, round_trips / 10));  // warm-up
-  if (want("message")) time_message_rtt(me, std::max(1, round_trips / 10));
+  if (want("message")) time_message_rtt<&Elem::ping>(me, std::max(1, round_trips / 10));
   for (int t = 0; t < trials; ++t) {
     if (want("am")) am_us.push_back(time_am_rtt(me, round_trips));
     if (want("am")) am_program_us.push_back(time_am_program_rtt(me, round_trips));
     if (want("am")) am_sized_us.push_back(time_am_sized_rtt(me, round_trips));
-    if (want("message")) message_us.push_back(time_message_rtt(me, round_trips));
+    if (want("message")) message_us.push_back(time_message_rtt<&Elem::ping>(me, round_trips));
+    if (want("message")) queued_us.push_back(time_message_rtt<&Elem::ping_queued>(me, round_trips));
     if (want("local")) local_us.push_back(time_local_message(me, local_messages));
     if (want("migration")) migration_us.push_back(time_migration(me, hops));
     if (want("migration")) in_place_us.push_back(time_traveller<false, true>(me, hops));
@@ -445,6 +465,12 @@ int main(int argc, char** argv) {
     } else {
       f.add_null("message_vs_am_sized_rtt");
     }
+    add("message_queued_us", queued_us);
+    if (!am_us.empty() && !queued_us.empty()) {
+      f.add("message_queued_vs_am_rtt", squall::bench::median(queued_us) / am);
+    } else {
+      f.add_null("message_queued_vs_am_rtt");
+    }
     add("local_message_us", local_us);
     f.add("local_message_target_us", 0.5);
     add("migration_us", migration_us);
@@ -458,6 +484,7 @@ int main(int argc, char** argv) {
     std::printf(
         "arrays: %d nodes, %d elements per node; medians of %d trials\n"
         "  message_us and am_rtt_us are both ROUND TRIPS node 0 -> node 1 -> node 0 (two one-way messages);\n"
+        "  message_us's entry method is expedited (runs in the handler), message_queued_us's is not;\n"
         "  local_message_us is ONE message (one way) between two elements of node 0 (the paper's Table 1);\n"
         "  migration_us is per hop, forwarded_message_us one way (0 -> stale node 1 -> 0), bcast_reduce_us per cycle\n"
         "  migration_in_place_us: the small element in the shared address space (8 KiB slot, moved as bytes);\n"
@@ -470,7 +497,7 @@ int main(int argc, char** argv) {
     std::printf("  trials, min..max:");
     const std::pair<const char*, const std::vector<double>*> spread[] = {
         {"am_rtt", &am_us}, {"am_program_rtt", &am_program_us},
-        {"am_sized_rtt", &am_sized_us}, {"message", &message_us}, {"local", &local_us},
+        {"am_sized_rtt", &am_sized_us}, {"message", &message_us}, {"message_queued", &queued_us}, {"local", &local_us},
         {"migration", &migration_us}, {"migration_in_place", &in_place_us}, {"migration_big_packed", &big_packed_us},
         {"migration_big_in_place", &big_in_place_us}, {"forwarded", &forwarded_us}, {"bcast_reduce", &bcast_us}};
     for (const auto& [name, v] : spread) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <set>
@@ -78,6 +79,7 @@ class array_state {
   ~array_state();
 
   std::uint32_t id() const { return id_; }
+  bool in_place() const { return in_place_ != nullptr; }
   const element_ops& ops() const { return ops_; }
   int home_of(const key& k) const;
   // The index's entry, made when this node has none: by key, or by a message's key bytes.
@@ -205,6 +207,7 @@ struct counters {
   stats::counter broadcasts{"arrays.broadcasts"};
   stats::counter reductions{"arrays.reductions"};
   stats::counter cache_expired{"arrays.cache_expired"};
+  stats::counter expedited{"arrays.expedited"};
 };
 
 // The node.
@@ -217,6 +220,13 @@ struct runtime {
   std::string batch;  // the messages the scheduler is running, framed
   std::size_t batch_at = 0;
   bool in_entry = false;
+  // Expedited entry methods (scheduler.cpp): while the scheduler thread waits in run_until
+  // with nothing queued, an invoke of one runs in the substrate's handler.
+  bool waiting = false;         // in run_until's wait (scheduler thread only)
+  bool in_handler = false;      // a message runs in the handler now
+  bool ran_in_handler = false;  // one has since the wait began
+  std::exception_ptr failure;   // what one threw, for run_until to throw
+  std::vector<std::pair<int, std::string>> deferred;  // sends that leave when the handler is done
   std::uint64_t next_slot = 1;
   std::unordered_map<std::uint64_t, std::string> done_slots;
   std::unordered_map<std::uint64_t, std::string> failed_slots;  // why the request failed

@@ -8,6 +8,7 @@
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -207,6 +208,118 @@ TEST(Arrays, RememberedLocationsUnusedSinceTheQuiescenceBeforeAreForgotten) {
   std::int64_t sum = 0;
   a.for_each_local([&](Counter& c) { sum += c.total; });
   EXPECT_EQ(squall::allreduce(sum), 2 * n * nodes());
+}
+
+}  // namespace
+
+// Expedited entry methods (squall/arrays/entry.hpp): a relay round the nodes, one element per
+// node, driven by run_until. Each hop sends the next element a message larger than a packet
+// and then a small one, from a method that runs in the substrate's handler when its node
+// waits: the large one must leave after the handler (it waits for its stream), and the small
+// one after it.
+namespace expedite {
+
+std::int64_t smalls_here = 0;
+
+struct Relay : arrays::element<arrays::index1d> {
+  std::int32_t next_seq = 0;  // the sequence number of the next small message
+  bool big_seen = false;      // its large one came first
+  bool out_of_order = false;
+  void big(std::int32_t seq, std::vector<std::int32_t> data) {
+    const bool whole = data.size() == 50000 && std::all_of(data.begin(), data.end(), [seq](std::int32_t x) { return x == seq; });
+    if (big_seen || !whole) out_of_order = true;
+    big_seen = true;
+  }
+  void small(std::int32_t seq, std::int32_t last) {
+    if (!big_seen) out_of_order = true;
+    big_seen = false;
+    next_seq = seq + squall::nodes();
+    ++smalls_here;
+    if (seq == last) return;
+    const auto next = arrays::array<Relay>::of(*this)[(this_index()[0] + 1) % squall::nodes()];
+    next.call<&Relay::big>(seq + 1, std::vector<std::int32_t>(50000, seq + 1));
+    next.call<&Relay::small>(seq + 1, last);
+  }
+  void fail() { migrate_me(-5); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(next_seq, big_seen, out_of_order);
+  }
+};
+
+}  // namespace expedite
+
+template <>
+inline constexpr bool squall::arrays::expedited<&expedite::Relay::big> = true;
+template <>
+inline constexpr bool squall::arrays::expedited<&expedite::Relay::small> = true;
+template <>
+inline constexpr bool squall::arrays::expedited<&expedite::Relay::fail> = true;
+
+namespace {
+
+// Element i's home is node i % nodes, and it lives there: a message goes straight to its
+// node, so a node that has finished its part (and waits in quiesce) never holds one up.
+arrays::home_map by_index() {
+  return arrays::user_home([](const arrays::key& k, int n) { return arrays::index_of<arrays::index1d>(k)[0] % n; });
+}
+
+// Runs the relay for `laps` laps; returns how many of its messages ran in a handler here.
+template <class Array>
+std::uint64_t relay(const Array& a, int laps) {
+  using expedite::Relay;
+  if (me() == 0)
+    for (int i = 0; i < nodes(); ++i) a.insert(i);
+  arrays::quiesce();
+  const std::uint64_t before = arrays::counts().expedited;
+  expedite::smalls_here = 0;
+  const std::int32_t last = laps * nodes();
+  if (me() == 0) {
+    a[0].template call<&Relay::big>(0, std::vector<std::int32_t>(50000, 0));
+    a[0].template call<&Relay::small>(0, last);
+  }
+  // This node's element takes the sequence numbers me, me + nodes, ... up to `last`.
+  const std::int64_t mine = (last - me()) / nodes() + 1;
+  arrays::run_until([mine] { return expedite::smalls_here == mine; });
+  arrays::quiesce();
+  EXPECT_EQ(squall::allreduce(expedite::smalls_here), static_cast<std::int64_t>(last) + 1);
+  bool wrong = false;
+  a.for_each_local([&wrong](Relay& r) { wrong = wrong || r.out_of_order; });
+  EXPECT_FALSE(wrong) << "a relay message came out of order, or incomplete";
+  return arrays::counts().expedited - before;
+}
+
+TEST(Arrays, ExpeditedMethodsRunInTheHandlerAndTheirLargeSendsLeaveInOrder) {
+  const std::uint64_t ran = relay(arrays::array<expedite::Relay>::create(by_index()), 20);
+  if (nodes() > 1) {
+    EXPECT_GT(squall::allreduce(ran), 0u) << "no relay message ran in a handler";
+  } else {
+    EXPECT_EQ(ran, 0u) << "a node's messages to itself are queued";
+  }
+}
+
+TEST(Arrays, ExpeditedMethodsOfAnArrayInPlaceAreQueued) {
+  const std::uint64_t ran =
+      relay(arrays::array<expedite::Relay>::create_in_place({.slot_bytes = 4096, .slots_per_node = 16}, by_index()), 5);
+  EXPECT_EQ(squall::allreduce(ran), 0u);
+}
+
+TEST(Arrays, WhatAnExpeditedMethodThrowsIsThrownByRunUntil) {
+  if (nodes() < 2) GTEST_SKIP() << "needs a message from another node";
+  auto a = arrays::array<expedite::Relay>::create(by_index());
+  if (me() == 0) a.insert(1);  // on node 1, its home
+  arrays::quiesce();
+  if (me() == 0) a[1].call<&expedite::Relay::fail>();
+  if (me() == 1) {
+    std::string what;
+    try {
+      arrays::run_until([] { return false; });
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("migrate_me"), std::string::npos) << what;
+  }
+  arrays::quiesce();
 }
 
 }  // namespace

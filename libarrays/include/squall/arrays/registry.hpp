@@ -52,6 +52,7 @@ struct entry_info {
   invoke_fn invoke = nullptr;
   std::uint64_t element_type = 0;  // of the class the method belongs to (type_id below)
   bool creates = false;            // may create its element on demand (creates_on_demand)
+  bool expedited = false;          // may run in the substrate's handler (expedited)
 };
 
 std::uint64_t add_entry(const entry_info& e);
