@@ -226,7 +226,7 @@ struct Relay : arrays::element<arrays::index1d> {
   bool big_seen = false;      // its large one came first
   bool out_of_order = false;
   void big(std::int32_t seq, std::vector<std::int32_t> data) {
-    const bool whole = data.size() == 50000 && std::all_of(data.begin(), data.end(), [seq](std::int32_t x) { return x == seq; });
+    const bool whole = data.size() == 20000 && std::all_of(data.begin(), data.end(), [seq](std::int32_t x) { return x == seq; });
     if (big_seen || !whole) out_of_order = true;
     big_seen = true;
   }
@@ -237,7 +237,7 @@ struct Relay : arrays::element<arrays::index1d> {
     ++smalls_here;
     if (seq == last) return;
     const auto next = arrays::array<Relay>::of(*this)[(this_index()[0] + 1) % squall::nodes()];
-    next.call<&Relay::big>(seq + 1, std::vector<std::int32_t>(50000, seq + 1));
+    next.call<&Relay::big>(seq + 1, std::vector<std::int32_t>(20000, seq + 1));
     next.call<&Relay::small>(seq + 1, last);
   }
   void fail() { migrate_me(-5); }
@@ -275,7 +275,7 @@ std::uint64_t relay(const Array& a, int laps) {
   expedite::smalls_here = 0;
   const std::int32_t last = laps * nodes();
   if (me() == 0) {
-    a[0].template call<&Relay::big>(0, std::vector<std::int32_t>(50000, 0));
+    a[0].template call<&Relay::big>(0, std::vector<std::int32_t>(20000, 0));
     a[0].template call<&Relay::small>(0, last);
   }
   // This node's element takes the sequence numbers me, me + nodes, ... up to `last`.
@@ -290,7 +290,7 @@ std::uint64_t relay(const Array& a, int laps) {
 }
 
 TEST(Arrays, ExpeditedMethodsRunInTheHandlerAndTheirLargeSendsLeaveInOrder) {
-  const std::uint64_t ran = relay(arrays::array<expedite::Relay>::create(by_index()), 20);
+  const std::uint64_t ran = relay(arrays::array<expedite::Relay>::create(by_index()), 10);
   if (nodes() > 1) {
     EXPECT_GT(squall::allreduce(ran), 0u) << "no relay message ran in a handler";
   } else {
