@@ -84,12 +84,14 @@ class element_table {
 
   std::size_t size() const { return count_; }
 
-  // Every record, in record order. `f` may not add or erase records; erase_if may erase.
+  // Every record there was at the call, in record order. `f` may add records (an entry
+  // method that sends does), which it does not visit, but not erase them.
   template <class F>
   void for_each(F&& f) const {
-    for (const auto& r : records_)
-      if (r) f(*r);
+    for (std::size_t i = 0, n = records_.size(); i < n; ++i)
+      if (records_[i]) f(*records_[i]);
   }
+  // Erases the records `pred` holds for; returns how many.
   template <class Pred>
   std::size_t erase_if(Pred&& pred) {
     std::size_t erased = 0;

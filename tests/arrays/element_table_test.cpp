@@ -92,4 +92,22 @@ TEST(ElementTable, IterationOrderDependsOnTheOperationsOnly) {
   EXPECT_EQ(first, second);
 }
 
+TEST(ElementTable, RecordsAddedDuringIterationAreNotVisited) {
+  // An entry method run for each element may send, which adds records: the vector of
+  // records may grow under the iteration.
+  element_table<record> table;
+  const auto add = [&table](int i) {
+    const std::string b = "element " + std::to_string(i);
+    table.find_or_add(key(b).hash(), b, [&b] { return key(b); });
+  };
+  for (int i = 0; i < 8; ++i) add(i);
+  int visited = 0, added = 100;
+  table.for_each([&](record&) {
+    ++visited;
+    for (int j = 0; j < 50; ++j) add(added++);
+  });
+  EXPECT_EQ(visited, 8);
+  EXPECT_EQ(table.size(), 8u + 400u);
+}
+
 }  // namespace
