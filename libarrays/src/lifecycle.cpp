@@ -97,7 +97,7 @@ void array_state::on_migrate(const message& m) {
   e.loc = o.entry;
   ++rt().counts.migrations_in;
   count().migrations_in.add_from_one_thread();
-  if (o.inform_home) tell(home_of(k), kind::routing_update, k, e.loc.epoch);
+  if (o.inform_home) tell(e.home, kind::routing_update, k, e.loc.epoch);
   run_hook(e, [](element_base& x) { x.on_migrated(); });
   catch_up(e);
   if (o.act == action::flush) flush(e);

@@ -19,7 +19,10 @@ int array_state::home_of(const key& k) const { return homes_.home_of(k, rt().nod
 
 entry_rec& array_state::entry(std::uint64_t hash, std::string_view key_bytes) {
   auto [e, added] = table_.find_or_add(hash, key_bytes, [key_bytes] { return key(std::string(key_bytes)); });
-  if (added) e->loc.home = home_of(e->k) == rt().me;
+  if (added) {
+    e->home = home_of(e->k);
+    e->loc.home = e->home == rt().me;
+  }
   e->last_used = quiescences_;
   return *e;
 }
@@ -40,10 +43,10 @@ std::size_t array_state::expire_caches() {
 
 // Where this node sends a message for the element: where it knows it to be, else its home.
 // A message that stays here meets the state machine when the scheduler runs it.
-int array_state::route(const key& k, entry_rec& e) const {
+int array_state::route(const entry_rec& e) const {
   switch (e.loc.state) {
     case location_state::remote: return e.loc.node;
-    case location_state::none: return e.loc.home ? rt().me : home_of(k);
+    case location_state::none: return e.home;
     default: return rt().me;
   }
 }
@@ -72,7 +75,7 @@ void array_state::send_invoke(const key& k, std::uint64_t entry_id, std::string_
     slot* sender = rt().running;
     if (sender != nullptr && sender->array == this) sender->sent_to[k] += args.size() + sizeof h;
   }
-  send_to(route(k, entry(k)), h, k, args);
+  send_to(route(entry(k)), h, k, args);
 }
 
 void array_state::insert(const key& k, int on) {
@@ -134,7 +137,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
       header h = m.h;
       h.flags |= forwarded_flag;
       ++h.hops;
-      send_to(o.act == action::forward ? e.loc.node : home_of(k), h, k, m.body);
+      send_to(o.act == action::forward ? e.loc.node : e.home, h, k, m.body);
       ++rt().counts.forwarded;
       count().forwarded.add_from_one_thread();
       return;
@@ -190,7 +193,7 @@ void array_state::after_entry(entry_rec& e) {
     } else {
       ++deaths_;
     }
-    if (o.inform_home) tell(home_of(k), kind::deleted, k, e.loc.epoch);
+    if (o.inform_home) tell(e.home, kind::deleted, k, e.loc.epoch);
     check_reductions();
   } else if (to >= 0 && to != rt().me) {
     migrate(e, to);

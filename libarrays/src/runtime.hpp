@@ -57,6 +57,7 @@ using element_ptr = std::unique_ptr<element_base, element_deleter>;
 // One index's entry on this node.
 struct entry_rec {
   key k;
+  int home = -1;  // the key's home node (the home map asked once, when the entry is made)
   location_entry loc;
   element_ptr elem;                    // when local
   std::unique_ptr<slot> s;             // when local
@@ -131,7 +132,7 @@ class array_state {
   void on_routing_update(const message& m);
   void on_deleted(const message& m, std::string_view bytes);
   void flush(entry_rec& e);
-  int route(const key& k, entry_rec& e) const;
+  int route(const entry_rec& e) const;
   void send_to(int node, header h, const key& k, std::string_view body);
   // Location news from here: `what` (routing_update or deleted) with this node and `epoch`.
   void tell(int node, kind what, const key& k, std::uint32_t epoch);
