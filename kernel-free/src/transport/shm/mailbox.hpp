@@ -78,11 +78,6 @@ class mailbox {
     write(line_->body + head.size());
     publish(head.size() + body_size, ring_pos);
   }
-  void send(std::span<const std::byte> head, std::span<const std::byte> body, std::uint64_t ring_pos) {
-    send(head, body.size(), [body](std::byte* p) {
-      if (!body.empty()) std::memcpy(p, body.data(), body.size());
-    }, ring_pos);
-  }
   void set_quiet_polls(int polls) { quiet_polls_ = polls; }
   void set_demote(bool on) { demote_ = on; }
 

@@ -44,12 +44,7 @@ shm_transport::shm_transport(const job_area& job, int me) : job_(job), me_(me) {
 
 bool shm_transport::try_send(int dest, std::span<const std::byte> head,
                              std::span<const std::byte> body) {
-  const std::size_t size = head.size() + body.size();
-  if (size <= mailbox::max_packet && mail_[dest].can_send()) {
-    mail_[dest].send(head, body, out_[dest].position());
-    mail_sent(dest, size);
-    return true;
-  }
+  if (try_send_mail(dest, head, body)) return true;
   if (!out_[dest].try_push(head, body)) {
     stats::bump(stats::counter_at(ring_full));
     return false;
