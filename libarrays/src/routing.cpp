@@ -88,7 +88,7 @@ void array_state::insert(const key& k, int on) {
 
 void array_state::handle(const message& m, std::string_view bytes) {
   switch (m.h.what) {
-    case kind::invoke: return on_invoke(m, bytes);
+    case kind::invoke: return on_invoke(m, bytes, m.h.id != 0 ? &detail::entry(m.h.id) : nullptr);
     case kind::insert: return on_insert(m, bytes);
     case kind::create: return on_create(m);
     case kind::migrate: return on_migrate(m);
@@ -114,10 +114,9 @@ void array_state::handle(const message& m, std::string_view bytes) {
   protocol_error("a message of unknown kind", m);
 }
 
-void array_state::on_invoke(const message& m, std::string_view bytes) {
+void array_state::on_invoke(const message& m, std::string_view bytes, const entry_info* method) {
   entry_rec& e = entry_of(m);
   const key& k = e.k;
-  const entry_info* method = m.h.id != 0 ? &detail::entry(m.h.id) : nullptr;  // none: a destroy()
   event ev{method != nullptr && method->creates ? event_kind::message_may_create : event_kind::message_arrived};
   ev.forwarded = (m.h.flags & forwarded_flag) != 0;
   const outcome o = transition(e.loc, ev);
@@ -151,7 +150,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes) {
       construct(e, k, e.loc.epoch);
       flush(e);
       if (e.elem) run_entry(e, method, m);
-      else on_invoke(m, bytes);  // a held message moved it on: route this one again
+      else on_invoke(m, bytes, method);  // a held message moved it on: route this one again
       return;
     default: protocol_error("an invoke with an unexpected outcome", m);
   }

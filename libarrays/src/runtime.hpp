@@ -104,6 +104,8 @@ class array_state {
 
   // Message side (the scheduler).
   void handle(const message& m, std::string_view bytes);
+  // An invoke of `method` (null: a proxy's destroy()), which the caller has looked up.
+  void on_invoke(const message& m, std::string_view bytes, const entry_info* method);
 
   std::size_t held_messages() const;
   // At quiescence: requests held for elements that do not exist get an error reply.
@@ -124,7 +126,6 @@ class array_state {
 
  private:
   // Routing (routing.cpp).
-  void on_invoke(const message& m, std::string_view bytes);
   void run_entry(entry_rec& e, const entry_info* method, const message& m);  // method null: destroy()
   void after_entry(entry_rec& e);
   void on_insert(const message& m, std::string_view bytes);

@@ -39,8 +39,12 @@ void append_framed(std::string& q, std::string_view m) {
 bool run_in_handler(runtime& r, std::string_view bytes) {
   if (!r.waiting || !r.inbox.empty() || r.failure || !r.deferred.empty()) return false;
   try {
+    // A queued message is read once, by the scheduler: only the kind and entry are looked at.
+    const std::uint64_t id = invoked_entry(bytes);
+    if (id == 0) return false;
+    const entry_info& method = entry(id);
+    if (!method.expedited) return false;
     const message m = read_message(bytes);
-    if (m.h.what != kind::invoke || m.h.id == 0 || !entry(m.h.id).expedited) return false;
     array_state& a = array_at(m.h.array);
     if (a.in_place()) return false;
     ++r.counts.handled;
@@ -48,7 +52,7 @@ bool run_in_handler(runtime& r, std::string_view bytes) {
     ++r.counts.expedited;
     count().expedited.add_from_one_thread();
     r.in_handler = true;
-    a.handle(m, bytes);
+    a.on_invoke(m, bytes, &method);
   } catch (...) {
     r.failure = std::current_exception();
   }

@@ -131,6 +131,18 @@ inline void write_message(char* p, const header& h, std::string_view key, std::s
   copy_bytes(p + head + key.size(), body.data(), body.size());
 }
 
+// The entry method an invoke names, read from its bytes without the rest of the header: 0
+// for another kind of message, a proxy's destroy(), or bytes too short to be a header.
+inline std::uint64_t invoked_entry(std::string_view bytes) {
+  if (bytes.size() < short_header_bytes) return 0;
+  kind what;
+  std::memcpy(&what, bytes.data() + offsetof(header, what), sizeof what);
+  if (what != kind::invoke) return 0;
+  std::uint64_t id = 0;
+  std::memcpy(&id, bytes.data() + offsetof(header, id), sizeof id);
+  return id;
+}
+
 // A message being read: views into its bytes.
 struct message {
   header h;

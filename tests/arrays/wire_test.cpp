@@ -70,6 +70,19 @@ TEST(Wire, AnyFieldPastTheShortFormSendsTheWholeHeader) {
   }
 }
 
+TEST(Wire, TheInvokedEntryIsReadWithoutTheRestOfTheHeader) {
+  header h;
+  h.what = kind::invoke;
+  h.id = 77;
+  EXPECT_EQ(invoked_entry(encode(h, "k", "args")), 77u);  // short form
+  h.a = 5;
+  EXPECT_EQ(invoked_entry(encode(h, "k", "args")), 77u);  // full form
+  h.what = kind::bcast;
+  EXPECT_EQ(invoked_entry(encode(h, "k", "args")), 0u);
+  h.what = kind::invoke;
+  EXPECT_EQ(invoked_entry(encode(h, "k", "args").substr(0, short_header_bytes - 1)), 0u);
+}
+
 TEST(Wire, TruncatedMessagesAreRefused) {
   header h;
   const std::string short_form = encode(h, "key", "");
