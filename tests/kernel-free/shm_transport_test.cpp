@@ -318,7 +318,7 @@ TEST(ShmTransport, NeitherNudgeNorPokeCallsOnAPeerForQuietPackets) {
 
 TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
   two_nodes n;
-  n.t0.set_mailbox_tuning(3, /*demote=*/true);  // the hint changes nothing delivered
+  n.t0.set_mailbox_tuning(3, 3, /*demote=*/true);  // the hint changes nothing delivered
   send(n.t0, 1, 1, 16);
   expect_next(n.t1, 0, 1, 16);
   send(n.t1, 0, 2, 16);  // the reply, in the mailbox
@@ -328,12 +328,61 @@ TEST(Mailbox, QuietPollsDelayOnlyTheSpinningLook) {
   EXPECT_TRUE(n.t0.any_incoming());
   expect_next(n.t0, 1, 2, 16);
   // A packet in the ring is never held back.
-  n.t0.set_mailbox_tuning(1000, /*demote=*/false);
+  n.t0.set_mailbox_tuning(1000, 1000, /*demote=*/false);
   send(n.t0, 1, 3, 16);
   expect_next(n.t1, 0, 3, 16);
   send(n.t1, 0, 4, 200);
   EXPECT_TRUE(n.t0.worth_polling());
   expect_next(n.t0, 1, 4, 200);
+}
+
+namespace {
+// Node 0 sends into a bare mailbox pair and looks; node 1's reply comes `late` looks after
+// node 0's quiet window, and the next look finds it. Returns the window this send had.
+int round_trip(squall::shm::mailbox& m0, squall::shm::mailbox& m1, int late) {
+  const std::byte b{1};
+  const auto nothing = [](std::byte*) {};
+  m0.send(std::span(&b, 1), 0, nothing, 0);
+  const int window = m0.quiet_looks();
+  int looks = 0;
+  for (; looks < window + late; ++looks) EXPECT_FALSE(m0.worth_looking()) << "look " << looks + 1;
+  m1.take(m1.incoming());
+  m1.send(std::span(&b, 1), 0, nothing, 0);
+  EXPECT_TRUE(m0.worth_looking()) << "look " << looks + 1;
+  m0.take(m0.incoming());
+  return window;
+}
+}  // namespace
+
+TEST(Mailbox, QuietWindowFollowsHowLateTheReplyComes) {
+  squall::shm::pair_line line{};
+  squall::shm::mailbox m0, m1;
+  m0.attach(&line, 0);
+  m1.attach(&line, 1);
+  m0.set_quiet_polls(2, 10);
+  m1.set_quiet_polls(2, 10);
+  const auto windows = [&](int rounds, int late) {
+    std::vector<int> w;
+    for (int i = 0; i < rounds; ++i) w.push_back(round_trip(m0, m1, late));
+    return w;
+  };
+  EXPECT_EQ(windows(3, 0), (std::vector<int>{2, 2, 2})) << "replies at the first look: the window stays at least";
+  EXPECT_EQ(windows(6, 6), (std::vector<int>{2, 4, 6, 8, 10, 10}))
+      << "replies 6 looks after it: it opens two looks a send, up to most";
+  EXPECT_EQ(windows(6, 0), (std::vector<int>{10, 8, 6, 5, 4, 3}))
+      << "replies waiting at the first look: it closes by a quarter a send";
+  EXPECT_EQ(windows(3, 1), (std::vector<int>{2, 3, 4})) << "never past the look before the reply, nor under least";
+  // A reply taken without a spinning look (by a poll, or a thread that slept) teaches nothing.
+  const std::byte b{1};
+  const auto nothing = [](std::byte*) {};
+  m0.send(std::span(&b, 1), 0, nothing, 0);
+  m1.take(m1.incoming());
+  m1.send(std::span(&b, 1), 0, nothing, 0);
+  ASSERT_NE(m0.incoming(), 0u);
+  m0.take(m0.incoming());
+  const int before = m0.quiet_looks();
+  m0.send(std::span(&b, 1), 0, nothing, 0);
+  EXPECT_EQ(m0.quiet_looks(), before);
 }
 
 namespace {

@@ -22,6 +22,7 @@ constexpr variable table[] = {
     {"SQUALL_LINGER_US", runtime, "50 (0 with more nodes than processors, one node, or peers over the network)"},
     {"SQUALL_LOCK_BIAS", runtime, "1 (0 with more nodes than processors)"},
     {"SQUALL_QUIET_POLLS", runtime, "4"},
+    {"SQUALL_QUIET_POLLS_MAX", runtime, "32"},
     {"SQUALL_MAILBOX_DEMOTE", runtime, "1"},
     {"SQUALL_PROGRESS_THREAD", runtime, "1"},
     {"SQUALL_AGGREGATION", runtime, "1"},

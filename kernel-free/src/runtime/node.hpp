@@ -31,6 +31,7 @@ struct settings {
   bool poke = true;                // SQUALL_POKE: a late waiter pokes computing peers (common/poke.hpp)
   bool lock_bias = true;           // SQUALL_LOCK_BIAS (runtime/node_lock.hpp)
   int quiet_polls = 4;             // SQUALL_QUIET_POLLS (transport/shm/mailbox.hpp)
+  int most_quiet_polls = 32;       // SQUALL_QUIET_POLLS_MAX (the same)
   bool mailbox_demote = true;      // SQUALL_MAILBOX_DEMOTE (transport/shm/mailbox.hpp)
   bool bind = false;               // SQUALL_BIND (runtime/binding.hpp)
   stats::forms stats;              // SQUALL_STATS

@@ -49,6 +49,7 @@ settings read_settings(int nodes, int local_nodes, int processors, bool launcher
   s.linger_ns = 1000 * env_int("SQUALL_LINGER_US", s.oversubscribed || nodes == 1 ? 0 : 50, 0, 1'000'000);
   s.lock_bias = env_bool("SQUALL_LOCK_BIAS", !s.oversubscribed);
   s.quiet_polls = static_cast<int>(env_int("SQUALL_QUIET_POLLS", 4, 0, 1000));
+  s.most_quiet_polls = static_cast<int>(env_int("SQUALL_QUIET_POLLS_MAX", 32, 0, 1000));
   s.mailbox_demote = env_bool("SQUALL_MAILBOX_DEMOTE", true);
   // Binding keeps a job's nodes apart; one node has nothing to keep apart, with more
   // nodes than processors the scheduler balances better than a fixed split, and a node a
@@ -190,7 +191,7 @@ void init(int*, char***) {
   // This thread sends and waits most; the lock favours it (runtime/node_lock.hpp). Not by
   // default with more nodes than cores, where the other threads take the lock often.
   if (nd->config.lock_bias) nd->lock.bias_to_this_thread();
-  if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.mailbox_demote);
+  if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.most_quiet_polls, nd->config.mailbox_demote);
   if (nd->config.poke) poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")));
   nd->control().pid.store(getpid());
   // The program runs from here until its first wait (runtime/wait_yields.cpp).

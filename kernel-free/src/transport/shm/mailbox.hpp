@@ -30,9 +30,11 @@
 // - After a send, worth_looking() says no for the next `quiet` polls (set_quiet_polls): the
 //   other side is working on the line, and a read would take it from under it (on the
 //   development VM a read moves a line away from its writer; kernel-free/TRANSPORTS.md).
-//   Only a spinning waiter asks it; has_packet(), which decides whether a thread may sleep,
-//   always looks.
+//   The window adapts to how long the other side takes to answer (adapt_quiet). Only a
+//   spinning waiter asks it; has_packet(), which decides whether a thread may sleep, always
+//   looks.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -78,7 +80,13 @@ class mailbox {
     write(line_->body + head.size());
     publish(head.size() + body_size, ring_pos);
   }
-  void set_quiet_polls(int polls) { quiet_polls_ = polls; }
+  // The quiet looks after a send: at least `least`, and, learnt from when the other side's
+  // packets turn up, up to `most` (see adapt_quiet).
+  void set_quiet_polls(int least, int most) {
+    least_quiet_ = least;
+    most_quiet_ = std::max(least, most);
+    quiet_.store(least, std::memory_order_relaxed);
+  }
   void set_demote(bool on) { demote_ = on; }
 
   // Whether a packet not yet taken waits (any thread; no side effects).
@@ -86,12 +94,14 @@ class mailbox {
   // The same for a spinning waiter, except in the quiet polls after a send (any thread: the
   // count is a hint, which racing threads may miscount).
   bool worth_looking() const {
-    if (const int q = quiet_.load(std::memory_order_relaxed); q > 0) {
-      quiet_.store(q - 1, std::memory_order_relaxed);
-      return false;
-    }
-    return has_packet();
+    const int look = looks_.load(std::memory_order_relaxed) + 1;
+    looks_.store(look, std::memory_order_relaxed);
+    if (look <= quiet_.load(std::memory_order_relaxed)) return false;
+    if (!has_packet()) return false;
+    if (found_at_.load(std::memory_order_relaxed) == 0) found_at_.store(look, std::memory_order_relaxed);
+    return true;
   }
+  int quiet_looks() const { return quiet_.load(std::memory_order_relaxed); }  // the window now
   // The waiting packet's word, or 0 when none waits.
   std::uint64_t incoming() const {
     if (line_ == nullptr) return 0;
@@ -116,7 +126,26 @@ class mailbox {
     const std::uint64_t w = (ring_pos << 32) | side_ << 16 | std::uint64_t{sent_} << 8 | len;
     line_->word.store(w, std::memory_order_release);
     if (demote_) demote_line(line_);
-    quiet_.store(quiet_polls_, std::memory_order_relaxed);
+    adapt_quiet();
+  }
+
+  // Moves the quiet window toward the look at which the other side's last packet was found,
+  // so that a waiter stops looking about when the answer comes, however long the other side
+  // works between request and reply (libarrays' entry methods: two to three times a bare
+  // handler), and does not read the line while that side writes it. Opens by at most two
+  // looks, never past the last look that found nothing; closes by a quarter when the packet
+  // was there at the first look. Opening slowly and closing fast keeps late answers (a peer
+  // descheduled) from propping it open (kernel-free/TRANSPORTS.md).
+  void adapt_quiet() {
+    const int found = found_at_.load(std::memory_order_relaxed);
+    if (found != 0) {
+      const int q = quiet_.load(std::memory_order_relaxed);
+      const int next = found <= q + 1 ? std::max(least_quiet_, q - std::max(1, q / 4))
+                                      : std::min({most_quiet_, q + 2, found - 1});
+      quiet_.store(next, std::memory_order_relaxed);
+    }
+    looks_.store(0, std::memory_order_relaxed);
+    found_at_.store(0, std::memory_order_relaxed);
   }
 
   // A packet of the other side's that this side has not taken.
@@ -131,9 +160,15 @@ class mailbox {
   std::uint8_t sent_ = 0;   // sequence number of the last packet put
   // The last packet taken; read without the node lock by has_packet().
   std::atomic<std::uint8_t> taken_{0};
-  int quiet_polls_ = 0;
   bool demote_ = false;
-  mutable std::atomic<int> quiet_{0};  // polls left that do not look (any thread)
+  // The quiet window and its bounds, set by the sending side; the looks since its last send
+  // and the look that found the other side's packet (0: none yet), counted by any thread
+  // that spins (hints: racing threads may miscount).
+  std::atomic<int> quiet_{0};
+  int least_quiet_ = 0;
+  int most_quiet_ = 0;
+  mutable std::atomic<int> looks_{0};
+  mutable std::atomic<int> found_at_{0};
   alignas(8) std::byte copy_[max_packet];
 };
 

@@ -60,9 +60,9 @@ void shm_transport::mail_sent(int dest, std::size_t bytes) {
   stats::bump(stats::counter_at(mailbox_packets));
 }
 
-void shm_transport::set_mailbox_tuning(int quiet_polls, bool demote) {
+void shm_transport::set_mailbox_tuning(int quiet_polls, int most_quiet_polls, bool demote) {
   for (const int i : local_) {
-    mail_[i].set_quiet_polls(quiet_polls);
+    mail_[i].set_quiet_polls(quiet_polls, most_quiet_polls);
     mail_[i].set_demote(demote);
   }
 }

@@ -86,7 +86,7 @@ class shm_transport final : public transport {
   }
   // Polls after a mailbox send that do not look at that peer's mailbox, and whether the
   // mailbox line is pushed to the shared cache after a send (mailbox.hpp).
-  void set_mailbox_tuning(int quiet_polls, bool demote);
+  void set_mailbox_tuning(int quiet_polls, int most_quiet_polls, bool demote);
 
  private:
   // Copies out the mailbox packet of `word` from `src` and tells its sender, through the
