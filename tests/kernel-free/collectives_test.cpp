@@ -166,4 +166,49 @@ TEST(Fence, ReturnsAtOnceWhenNothingIsInFlight) {
   EXPECT_EQ(squall::allreduce(collective), std::uint64_t{fences} * 2 * 2 * static_cast<std::uint64_t>(n - 1));
 }
 
+// ---- allreduce_sum: split phases. Between its steps a node serves its peers itself (here: a
+// round trip node 0 waits on from every other node, answered only by the peer's program
+// thread), as libarrays' quiesce runs its scheduler; a blocking sum would hang this.
+std::atomic<int> questions{0};
+std::atomic<int> answers{0};
+void on_answer(am::token&) { answers.fetch_add(1); }
+void on_question(am::token&) { questions.fetch_add(1); }
+
+TEST(AllreduceSum, SumsWhileTheNodesServeEachOther) {
+  const int n = squall::nodes(), me = squall::node();
+  for (int round = 0; round < 3; ++round) {
+    questions = 0;
+    answers = 0;
+    squall::barrier();
+    if (me == 0) {
+      // Node 0 asks before it joins the sum; the others are in it by then, or soon.
+      for (int peer = 1; peer < n; ++peer) am::send<on_question>(peer);
+      am::flush();
+      am::wait_until([n] { return answers.load() == n - 1; });
+    }
+    const std::array<std::uint64_t, 3> mine{1, static_cast<std::uint64_t>(me), std::uint64_t{1} << (me % 64)};
+    squall::allreduce_sum sum{std::span<const std::uint64_t>(mine)};
+    bool answered = false;
+    while (!sum.progress()) {
+      if (me != 0 && !answered && questions.load() == 1) {
+        am::send<on_answer>(0);
+        am::flush(0);
+        answered = true;
+      }
+      am::wait_until([&] { return sum.ready() || (!answered && me != 0 && questions.load() == 1); });
+    }
+    const auto all = sum.result();
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_EQ(all[0], static_cast<std::uint64_t>(n));
+    EXPECT_EQ(all[1], static_cast<std::uint64_t>(n) * (n - 1) / 2);
+    std::uint64_t bits = 0;
+    for (int i = 0; i < n; ++i) bits += std::uint64_t{1} << (i % 64);
+    EXPECT_EQ(all[2], bits);
+    EXPECT_TRUE(sum.ready());
+    EXPECT_TRUE(sum.progress());
+  }
+  // It is a collective like the others, in the same sequence.
+  EXPECT_EQ(squall::allreduce(1), n);
+}
+
 }  // namespace

@@ -171,6 +171,13 @@ TEST(WireErrors, CollectiveMismatchIsReported) {
   EXPECT_NE(o.output.find("collective mismatch"), std::string::npos) << o.output;
 }
 
+TEST(WireErrors, CollectiveMismatchWithASplitPhaseSumIsReported) {
+  const auto o = run(squallrun + " -n 3 " + scenarios + " mismatch-split");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("collective mismatch"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("allreduce_sum"), std::string::npos) << o.output;
+}
+
 TEST(WireErrors, HandlerThatWaitsIsReported) {
   const auto o = run(squallrun + " -n 2 " + scenarios + " handler-waits");
   EXPECT_NE(o.status, 0) << o.output;

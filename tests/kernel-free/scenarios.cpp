@@ -5,6 +5,7 @@
 //   channel-lost K    node K is killed in a round of a channel set the others wait in
 //   unregistered      node 0 sends a handler id that node 1 has not registered
 //   mismatch          node 0 calls barrier while the others call broadcast
+//   mismatch-split    node 0 calls barrier while the others begin an allreduce_sum
 //   handler-waits     a handler calls am::call
 //   stats             exchanges a few messages and finalizes (run with SQUALL_STATS=1)
 //   show-pids         every node prints "node K pid P up" and then waits in barriers (the
@@ -73,6 +74,15 @@ int main(int argc, char** argv) {
       squall::barrier();
     } else {
       squall::broadcast(x, 1);
+    }
+    for (;;) squall::barrier();
+  } else if (mode == "mismatch-split") {
+    if (me == 0) {
+      squall::barrier();
+    } else {
+      const std::uint64_t one = 1;
+      squall::allreduce_sum sum{std::span<const std::uint64_t>(&one, 1)};
+      while (!sum.progress()) am::wait_until([&] { return sum.ready(); });
     }
     for (;;) squall::barrier();
   } else if (mode == "handler-waits") {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -17,6 +18,29 @@ void barrier();
 // Returns when every active message sent anywhere before the fence, and every message
 // those handlers sent in turn (transitively), has been handled (ARMI's rmi_fence).
 void fence();
+
+// The sum of every node's numbers, in split phases, for a layer that must keep serving
+// while the nodes add up (libarrays' quiesce runs its scheduler meanwhile, so that a node
+// still waiting for one of its elements is answered). A collective like the others: every
+// node begins it at the same point of its sequence of collectives, and a node that called
+// another collective there is reported. The constructor begins it; progress() takes the
+// steps whose messages are here and returns whether the sum is complete (then result());
+// ready() says whether progress() has something to do, and may be asked from an
+// am::wait_until predicate. Every node sends to node 0, which sends the sum to every node.
+class allreduce_sum {
+ public:
+  explicit allreduce_sum(std::span<const std::uint64_t> mine);
+  ~allreduce_sum();
+  allreduce_sum(const allreduce_sum&) = delete;
+  allreduce_sum& operator=(const allreduce_sum&) = delete;
+  bool ready() const;
+  bool progress();
+  std::span<const std::uint64_t> result() const;
+
+ private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
 
 namespace op {
 struct sum {

@@ -56,6 +56,7 @@ const char* kind_name(kind k) {
     case kind::finalize: return "finalize";
     case kind::gather: return "gather";
     case kind::exchange: return "exchange";
+    case kind::split_sum: return "split-phase sum (allreduce_sum)";
   }
   return "unknown collective";
 }
@@ -78,6 +79,30 @@ void operation::send(int dest, std::uint32_t round, am::payload data) {
   }
 }
 
+namespace {
+// Under the node lock: takes the message of `round` from `src` for collective `seq` into
+// `out` if it is here. Any message of another kind for the same collective means the nodes
+// called different collectives at this point: the job ends, saying which.
+bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::vector<std::byte>* out) {
+  auto it = inbox.find(seq);
+  if (it == inbox.end()) return false;
+  auto& msgs = it->second;
+  for (auto m = msgs.begin(); m != msgs.end(); ++m) {
+    if (m->k != k) {
+      fatal("collective mismatch: this node called %s (collective #%llu) but node %d called %s", kind_name(k),
+            static_cast<unsigned long long>(seq), m->src, kind_name(m->k));
+    }
+    if (m->src != src || m->round != round) continue;
+    if (out == nullptr) return true;
+    *out = std::move(m->data);
+    msgs.erase(m);
+    if (msgs.empty()) inbox.erase(it);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
 std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
   rt::node_runtime& nd = rt::require(kind_name(kind_));
   std::vector<std::byte> out;
@@ -90,25 +115,22 @@ std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
   // Runs under the node lock: take the message out of the inbox if it is there.
   auto take = [](void* c) {
     auto* x = static_cast<ctx_t*>(c);
-    auto it = inbox.find(x->op->seq_);
-    if (it == inbox.end()) return false;
-    auto& msgs = it->second;
-    for (auto m = msgs.begin(); m != msgs.end(); ++m) {
-      if (m->k != x->op->kind_) {
-        fatal("collective mismatch: this node called %s (collective #%llu) but node %d called %s",
-              kind_name(x->op->kind_), static_cast<unsigned long long>(x->op->seq_), m->src,
-              kind_name(m->k));
-      }
-      if (m->src != x->src || m->round != x->round) continue;
-      *x->out = std::move(m->data);
-      msgs.erase(m);
-      if (msgs.empty()) inbox.erase(it);
-      return true;
-    }
-    return false;
+    return take_message(x->op->seq_, x->op->kind_, x->src, x->round, x->out);
   };
   rt::wait_until(nd, take, &ctx);
   return out;
+}
+
+bool operation::try_receive(int src, std::uint32_t round, std::vector<std::byte>& out) {
+  rt::node_runtime& nd = rt::require(kind_name(kind_));
+  std::lock_guard g(nd.lock);
+  return take_message(seq_, kind_, src, round, &out);
+}
+
+bool operation::arrived(int src, std::uint32_t round) const {
+  rt::node_runtime& nd = rt::require(kind_name(kind_));
+  std::lock_guard g(nd.lock);
+  return take_message(seq_, kind_, src, round, nullptr);
 }
 
 }  // namespace squall::coll

@@ -11,7 +11,9 @@
 
 namespace squall::coll {
 
-enum class kind : std::uint32_t { barrier = 1, broadcast, reduce, allreduce, fence, finalize, gather, exchange };
+enum class kind : std::uint32_t {
+  barrier = 1, broadcast, reduce, allreduce, fence, finalize, gather, exchange, split_sum
+};
 const char* kind_name(kind k);
 
 // One collective in progress on this node.
@@ -25,6 +27,10 @@ class operation {
   void send(int dest, std::uint32_t round, am::payload data);
   // Waits for the message of `round` from `src` and returns its bytes.
   std::vector<std::byte> receive(int src, std::uint32_t round);
+  // Without waiting: takes that message into `out` if it is here (true), else false.
+  bool try_receive(int src, std::uint32_t round, std::vector<std::byte>& out);
+  // Whether it is here, taking nothing (with or without the node lock).
+  bool arrived(int src, std::uint32_t round) const;
 
  private:
   kind kind_;
