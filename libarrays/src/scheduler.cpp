@@ -203,26 +203,48 @@ std::string take_slot(std::uint64_t s) {
 
 }  // namespace detail
 
-void run_until(bool (*done)(void*), void* ctx) {
-  detail::check_scheduler("run_until (or a future's get)");
-  detail::runtime& r = detail::rt();
+namespace detail {
+namespace {
+// run_until's loop; the wait also ends when wake(wake_ctx) holds (asked under the node lock:
+// something done() waits for that is not a message of this layer's).
+void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx) {
+  runtime& r = rt();
   while (!done(ctx)) {
-    if (detail::run_some(done, ctx, /*inbox=*/false)) continue;
+    if (run_some(done, ctx, /*inbox=*/false)) continue;
     // Idle: wait for the substrate's handler to queue something (or done to hold: only a
     // message can change it, so waiting for one is enough), and take it as the next batch
     // in the same hold of the node lock.
     r.waiting = true;
     r.ran_in_handler = false;
-    am::wait_until([&r] {
+    am::wait_until([&] {
       if (r.ran_in_handler) return true;
-      if (r.inbox.empty()) return false;
-      detail::take_inbox(r);
+      if (r.inbox.empty()) return wake != nullptr && wake(wake_ctx);
+      take_inbox(r);
       return true;
     });
     r.waiting = false;
-    detail::send_deferred(r);
+    send_deferred(r);
     if (r.failure) std::rethrow_exception(std::exchange(r.failure, nullptr));
   }
+}
+
+// The sum over the nodes of every node's `mine`, this node's scheduler running meanwhile:
+// a node still waiting on one of this node's elements is answered (squall::allreduce_sum).
+template <std::size_t N>
+std::array<std::uint64_t, N> sum_over_nodes(const std::array<std::uint64_t, N>& mine) {
+  squall::allreduce_sum sum{std::span<const std::uint64_t>(mine)};
+  run_until_woken([](void* s) { return static_cast<squall::allreduce_sum*>(s)->progress(); }, &sum,
+                  [](void* s) { return static_cast<squall::allreduce_sum*>(s)->ready(); }, &sum);
+  std::array<std::uint64_t, N> all{};
+  std::copy(sum.result().begin(), sum.result().end(), all.begin());
+  return all;
+}
+}  // namespace
+}  // namespace detail
+
+void run_until(bool (*done)(void*), void* ctx) {
+  detail::check_scheduler("run_until (or a future's get)");
+  detail::run_until_woken(done, ctx, nullptr, nullptr);
 }
 
 void quiesce() {
@@ -230,16 +252,18 @@ void quiesce() {
   detail::runtime& r = detail::rt();
   // Waves: each node runs until idle, then the job sums what was sent and handled. Two
   // waves in a row with equal sums, and as much handled as sent, mean nothing moved between
-  // them, so nothing is in flight.
+  // them, so nothing is in flight. The scheduler runs while a wave's sum is made: a node
+  // that is not in quiesce yet, waiting on an element here (a future's get()), is answered
+  // (a blocking sum left it waiting for ever).
   // Then requests held for elements that do not exist are answered with an error (their
-  // futures throw), and the detection runs again for those answers.
+  // futures throw), and the detection runs again for those answers. That last sum blocks:
+  // every node is here by then, and what a node that has left sends waits in the queue,
+  // so no message of after the quiescence runs in it.
   std::array<std::uint64_t, 2> last{~0ULL, ~0ULL};
   for (;;) {
     while (detail::run_some(detail::never, nullptr, /*inbox=*/true)) {
     }
-    const std::array<std::uint64_t, 2> mine{r.counts.sent, r.counts.handled};
-    std::array<std::uint64_t, 2> all{};
-    squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
+    const std::array<std::uint64_t, 2> all = detail::sum_over_nodes(std::array{r.counts.sent, r.counts.handled});
     if (all[0] == all[1] && all == last) {
       std::size_t failed = 0;
       for (auto& a : r.arrays) failed += a->fail_held_requests();

@@ -9,10 +9,12 @@
 #include <squall/runtime.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace arrays = squall::arrays;
@@ -106,6 +108,21 @@ TEST(Arrays, MessagesSentBeforeTheInsertWaitAtTheHome) {
   if (me() == 0) {
     EXPECT_EQ(value[0].get(), 5 * nodes());
   }
+}
+
+// quiesce() runs the scheduler while the nodes count: a node that waits on a result from an
+// element of a node already in quiesce() gets it, whenever its request arrives there.
+TEST(Arrays, AResultComesFromANodeAlreadyInQuiesce) {
+  auto a = arrays::array<Counter>::create();
+  if (me() == 0)
+    for (int i = 0; i < nodes(); ++i) a.insert(i, i);
+  arrays::quiesce();
+  // Node 0 asks every element, one at a time, after the others went into quiesce().
+  if (me() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < nodes(); ++i) EXPECT_EQ(a[i].request<&Counter::where>().get(), i);
+  }
+  arrays::quiesce();
 }
 
 TEST(Arrays, MessagesFollowAnElementThatMigrates) {

@@ -18,7 +18,10 @@ void run_until(F&& done) {
   run_until([](void* c) { return (*static_cast<std::remove_reference_t<F>*>(c))(); }, &done);
 }
 // Collective: runs entry methods until no libarrays message is in flight or queued anywhere
-// (a counting termination detection over the nodes). Afterwards every element has seen
+// (a counting termination detection over the nodes). It keeps running them while it waits
+// for the other nodes, so a node that has not called it yet and waits on an element here
+// (a future's get()) is answered; nothing sent after another node returned from it runs in
+// it. Afterwards every element has seen
 // every broadcast, and nothing is held for a missing element unless the program sent to an
 // index it never created (counted as arrays.held_at_quiescence, and reported). Locations a
 // node remembers but has not used since the quiescence before are forgotten (a message to
