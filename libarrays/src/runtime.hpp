@@ -217,9 +217,12 @@ struct runtime {
   int me = 0, nodes = 1;
   std::thread::id scheduler_thread;
   std::vector<std::unique_ptr<array_state>> arrays;
-  std::string inbox;  // framed messages; under the node lock
-  std::string local;  // messages this node sent itself (scheduler only)
-  std::string batch;  // the messages the scheduler is running, framed
+  // Framed messages (a 4-byte length, then the bytes). Vectors, not strings: the scheduler
+  // swaps a queue in as its batch for every batch, and a string's swap is an out-of-line call
+  // (local_message_us 4-5% slower when the compiler stopped inlining it).
+  std::vector<char> inbox;  // under the node lock
+  std::vector<char> local;  // messages this node sent itself (scheduler only)
+  std::vector<char> batch;  // the messages the scheduler is running
   std::size_t batch_at = 0;
   bool in_entry = false;
   // Expedited entry methods (scheduler.cpp): while the scheduler thread waits in run_until

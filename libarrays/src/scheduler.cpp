@@ -29,10 +29,11 @@ namespace squall::arrays {
 namespace detail {
 namespace {
 
-void append_framed(std::string& q, std::string_view m) {
+void append_framed(std::vector<char>& q, std::string_view m) {
   const auto n = static_cast<std::uint32_t>(m.size());
-  q.append(reinterpret_cast<const char*>(&n), sizeof n);
-  q.append(m);
+  const char* len = reinterpret_cast<const char*>(&n);
+  q.insert(q.end(), len, len + sizeof n);
+  q.insert(q.end(), m.begin(), m.end());
 }
 
 // Runs an invoke in the handler when the scheduler allows it (see the top); false: queue it.
