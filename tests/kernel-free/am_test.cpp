@@ -3,10 +3,12 @@
 // handler atomicity, and the counters that prove each. Runs under squallrun -n 4 and -n 8.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -446,6 +448,66 @@ TEST(ActiveMessages, DeferredCallRunsOnceWhenDue) {
   bool ran_locked = false;
   am::run_locked([](void* flag) { *static_cast<bool*>(flag) = true; }, &ran_locked);
   EXPECT_TRUE(ran_locked);
+  squall::barrier();
+}
+
+// ---- run_unlocked_in_handler: from the handler of a small packet that came through the
+// mailbox lane, on a program thread in a wait, the function runs with the node lock let go
+// (another thread of the node takes it meanwhile) and outside a handler; anywhere else the
+// call runs nothing and says so.
+std::atomic<int> unlocked_runs{0}, refused{0}, pings_seen{0}, turn_given{0};
+void on_turn(am::token&) { turn_given.fetch_add(1); }
+std::vector<std::thread> lockers;  // joined by the test, after the handlers
+void on_unlocked_pong(am::token&) { pings_seen.fetch_add(1); }
+void run_while_another_thread_locks(void* source) {
+  // Outside a handler now: a second call is refused.
+  if (am::run_unlocked_in_handler([](void*) {}, nullptr)) ADD_FAILURE() << "ran nested";
+  auto locked = std::make_shared<std::atomic<bool>>(false);
+  lockers.emplace_back([locked] { am::run_locked([&locked] { *locked = true; }); });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!*locked && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  EXPECT_TRUE(locked->load()) << "another thread could not take the node lock while the function ran";
+  unlocked_runs.fetch_add(1);
+  // Sent as a program sends (through the mailbox lane, which hands the lane's turn back).
+  am::send<on_unlocked_pong>(*static_cast<int*>(source));
+}
+void on_unlocked_ping(am::token& t, am::payload) {
+  int source = t.source();
+  if (am::run_unlocked_in_handler(run_while_another_thread_locks, &source)) return;
+  refused.fetch_add(1);
+  am::send<on_unlocked_pong>(source);
+}
+
+TEST(ActiveMessages, RunUnlockedInHandlerOnlyForAMailboxPacketInAWait) {
+  const int n = squall::nodes(), me = squall::node();
+  EXPECT_FALSE(am::run_unlocked_in_handler([](void*) {}, nullptr)) << "outside a handler";
+  unlocked_runs = 0;
+  refused = 0;
+  pings_seen = 0;
+  turn_given = 0;
+  squall::barrier();
+  // A program's small send to node 0 leaves node 0 with the lane's turn: its pings may use it.
+  if (me == 1) am::send<on_turn>(0);
+  const std::array<std::byte, 8> small{};
+  const std::vector<std::byte> large(4096);
+  constexpr int rounds = 20;
+  if (me == 0 && n > 1) {
+    am::wait_until([] { return turn_given.load() == 1; });
+    for (int i = 0; i < rounds; ++i) {
+      const bool big = i % 2 == 1;  // a ring packet: refused
+      am::send<on_unlocked_ping>(1, big ? am::payload(large.data(), large.size()) : am::payload(small.data(), small.size()));
+      am::wait_until([i] { return pings_seen.load() == i + 1; });
+    }
+  } else if (me == 1) {
+    am::wait_until([] { return unlocked_runs.load() + refused.load() == rounds; });
+    for (auto& t : lockers) t.join();
+    lockers.clear();
+    const std::uint64_t lane = squall::stats::take().counters["shm.mailbox_packets"];
+    EXPECT_GE(refused.load(), rounds / 2) << "the large packets came through a ring";
+    if (lane != 0) {
+      EXPECT_GT(unlocked_runs.load(), 0) << "no small packet ran unlocked";
+    }
+  }
   squall::barrier();
 }
 

@@ -366,6 +366,17 @@ void run_locked(F&& f) {
   run_locked([](void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }, static_cast<void*>(&f));
 }
 
+// From a handler of a packet that came through the mailbox lane (copied out of it before the
+// handler ran, so nothing of the substrate's refers to it), running on a program thread in a
+// wait of its own with the node lock held once: runs fn(ctx) at once with the node lock let
+// go, as program code rather than as a handler - it may touch what a program thread may (a
+// shared segment's application view), and sends as a program does; it must not wait, throw,
+// or keep views into the handler's payload (copy what it needs first). Another thread may run
+// handlers meanwhile. Returns false, with nothing run, anywhere else. For a layer with its
+// own scheduler whose program thread waits idle for work (libarrays): the work runs at once
+// instead of after the wait has been left, and an answer leaves that much sooner.
+bool run_unlocked_in_handler(void (*fn)(void*), void* ctx);
+
 // For a condition that one program thread of this node changes for another without a
 // message (a lock handed from thread to thread): the threads of this node asleep in
 // wait_until test their conditions again, and those that now hold wake. Cheap when none

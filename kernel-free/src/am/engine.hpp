@@ -154,6 +154,20 @@ class engine {
   void deliver_bulk(int src, handler_id target, std::uint32_t op, std::span<const std::byte> args, payload data);
 
   static bool in_handler() { return running_handler_; }
+  // Inside the handler of a mailbox packet (dispatch_one: copied out before it ran), runs
+  // fn(ctx) through `unlocked` (which lets the node lock go around it) as program code, not
+  // as a handler, and returns true; false, with nothing run, in any other handler or outside
+  // one (am::run_unlocked_in_handler).
+  template <class Unlocked>
+  bool run_outside_handler(void (*fn)(void*), void* ctx, Unlocked&& unlocked) {
+    if (!running_handler_ || !copied_out_) return false;
+    running_handler_ = false;
+    copied_out_ = false;
+    unlocked(fn, ctx);
+    copied_out_ = true;
+    running_handler_ = true;
+    return true;
+  }
   std::size_t max_packet() const { return max_packet_; }
 
  private:
@@ -231,6 +245,9 @@ class engine {
   }
 
   static inline thread_local bool running_handler_ = false;
+  // The running handler's packet was copied out of the mailbox lane (dispatch_one): the
+  // handler may let the node lock go (run_outside_handler).
+  static inline thread_local bool copied_out_ = false;
   void dispatch_packet(int src, std::span<const std::byte> packet);
   // The same for a mailbox packet (at most 56 bytes), fastest for one record.
   void dispatch_one(int src, std::span<const std::byte> packet);
@@ -414,11 +431,13 @@ inline void engine::dispatch_one(int src, std::span<const std::byte> packet) {
   const handler_entry& e = *last_handler_;
   token t(src);
   running_handler_ = true;
+  copied_out_ = true;
   try {
     e.fn(t, e.ctx, args, h.args_len, payload(data, h.payload_len), h.reply_slot);
   } catch (const std::exception& ex) {
     handler_failed(e, ex);
   }
+  copied_out_ = false;
   running_handler_ = false;
   count_received(e, 1, h.args_len + h.payload_len);
 }

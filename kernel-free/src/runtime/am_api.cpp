@@ -163,6 +163,16 @@ void run_locked(void (*fn)(void*), void* ctx) {
   rt::locked(nd, [&] { nd.engine->run_as_handler(fn, ctx); });
 }
 
+bool run_unlocked_in_handler(void (*fn)(void*), void* ctx) {
+  rt::node_runtime* nd = rt::running_node.load(std::memory_order_acquire);
+  if (nd == nullptr || !nd->lock.held_once_by_this_thread()) return false;
+  return nd->engine->run_outside_handler(fn, ctx, [nd](void (*f)(void*), void* c) {
+    nd->lock.unlock();
+    f(c);
+    nd->lock.lock();
+  });
+}
+
 namespace detail {
 
 bulk_handle bulk_send_raw(int dest, const handler_entry* h, const void* args, std::size_t args_len,

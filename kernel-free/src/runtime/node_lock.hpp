@@ -68,6 +68,7 @@ class node_lock {
   // caller, or is stopped in a fault and so cannot take or release it meanwhile).
   bool held_by(int tid) const { return owner_.load(std::memory_order_relaxed) == tid; }
   bool held_by_this_thread() const { return held_by(self()); }
+  bool held_once_by_this_thread() const { return held_by_this_thread() && depth_ == 1; }
   static int self() {
     // Zero-initialised, so reading it needs no guard: a dynamically initialised
     // thread_local costs a call on every access, and this is on every send.
