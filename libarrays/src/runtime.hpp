@@ -210,6 +210,7 @@ struct counters {
   stats::counter reductions{"arrays.reductions"};
   stats::counter cache_expired{"arrays.cache_expired"};
   stats::counter expedited{"arrays.expedited"};
+  stats::counter direct{"arrays.direct"};
 };
 
 // The node.

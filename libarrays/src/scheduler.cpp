@@ -3,16 +3,19 @@
 // the program thread takes the queue whole and runs the messages one by one, entry methods
 // included. Also the counting termination detection behind quiesce().
 //
-// One exception to the queue, for latency: while the program thread waits in run_until with
-// nothing queued, an invoke of an expedited entry method (entry.hpp) that arrives on that
-// thread runs at once, in the handler (run_in_handler). Leaving the wait and taking the queue
-// cost each side of an element round trip about 30 ns, and the mailbox lane keeps a reply
-// cheap only while it follows its request within tens of nanoseconds (kernel-free/
-// TRANSPORTS.md). The method then runs under the node lock, as a handler: it may send (a
-// message too large for a packet waits, with every later send of that run, until the handler
-// is done, since a handler must not wait for a stream), and what it throws is thrown by
-// run_until. Arrays in place are left to the queue: their elements live in a segment, which
-// code under the node lock must not touch.
+// Two exceptions to the queue, for latency. While the program thread waits in run_until with
+// nothing queued, an invoke that arrives on that thread runs at once, from the handler
+// (run_in_handler): leaving the wait and taking the queue cost each side of an element round
+// trip about 40-60 ns, and the mailbox lane keeps a reply cheap only while it follows its
+// request within tens of nanoseconds (kernel-free/TRANSPORTS.md).
+// - An ordinary entry method that came through the mailbox lane runs with the node lock let
+//   go (am::run_unlocked_in_handler), as program code: the scheduler's guarantee below holds.
+// - An expedited one (entry.hpp) runs in the handler itself, under the node lock, so any
+//   packet's may; it may not touch a shared segment's application view.
+// Either way a message too large for a packet waits, with every later send of that run,
+// until the handler is done, since a handler must not wait for a stream; and what the method
+// throws is thrown by run_until. An expedited method of an array in place runs as an
+// ordinary one: its element lives in a segment, which code under the node lock must not touch.
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
@@ -36,28 +39,67 @@ void append_framed(std::vector<char>& q, std::string_view m) {
   q.insert(q.end(), m.begin(), m.end());
 }
 
-// Runs an invoke in the handler when the scheduler allows it (see the top); false: queue it.
+// An ordinary invoke run from the handler with the node lock let go (see the top): its bytes
+// are copied first, since another thread may take the mailbox's next packet meanwhile.
+struct direct_invoke {
+  static constexpr std::size_t max_bytes = 56;  // a mailbox packet's payload at most
+  runtime* r;
+  const entry_info* method;
+  std::size_t size;
+  alignas(8) char bytes[max_bytes];
+};
+void run_direct(void* p) {
+  auto* d = static_cast<direct_invoke*>(p);
+  const std::string_view bytes(d->bytes, d->size);
+  try {
+    const message m = read_message(bytes);
+    array_at(m.h.array).on_invoke(m, bytes, d->method);
+  } catch (...) {
+    d->r->failure = std::current_exception();
+  }
+}
+
+// Runs an invoke from the handler when the scheduler allows it (see the top); false: queue it.
 bool run_in_handler(runtime& r, std::string_view bytes) {
-  if (!r.waiting || !r.inbox.empty() || r.failure || !r.deferred.empty()) return false;
+  // Nothing may be waiting to run before it: a queue, or a batch the wait's predicate has
+  // taken (the substrate may poll once more before the wait returns).
+  if (!r.waiting || r.in_handler || !r.inbox.empty() || r.batch_at < r.batch.size() || !r.local.empty() ||
+      r.failure || !r.deferred.empty()) {
+    return false;
+  }
+  bool ran = false;
+  r.in_handler = true;
   try {
     // A queued message is read once, by the scheduler: only the kind and entry are looked at.
     const std::uint64_t id = invoked_entry(bytes);
-    if (id == 0) return false;
-    const entry_info& method = entry(id);
-    if (!method.expedited) return false;
-    const message m = read_message(bytes);
-    array_state& a = array_at(m.h.array);
-    if (a.in_place()) return false;
-    ++r.counts.handled;
-    count().handled.add_from_one_thread();
-    ++r.counts.expedited;
-    count().expedited.add_from_one_thread();
-    r.in_handler = true;
-    a.on_invoke(m, bytes, &method);
+    const entry_info* method = id == 0 ? nullptr : &entry(id);
+    if (method != nullptr && method->expedited) {
+      const message m = read_message(bytes);
+      array_state& a = array_at(m.h.array);
+      if (!a.in_place()) {
+        ++r.counts.expedited;
+        count().expedited.add_from_one_thread();
+        ran = true;
+        a.on_invoke(m, bytes, method);
+      }
+    }
+    if (!ran && method != nullptr && bytes.size() <= direct_invoke::max_bytes) {
+      direct_invoke d{&r, method, bytes.size(), {}};
+      std::memcpy(d.bytes, bytes.data(), bytes.size());
+      ran = am::run_unlocked_in_handler(run_direct, &d);
+      if (ran) {
+        ++r.counts.direct;
+        count().direct.add_from_one_thread();
+      }
+    }
   } catch (...) {
+    ran = true;
     r.failure = std::current_exception();
   }
   r.in_handler = false;
+  if (!ran) return false;
+  ++r.counts.handled;
+  count().handled.add_from_one_thread();
   r.ran_in_handler = true;
   return true;
 }

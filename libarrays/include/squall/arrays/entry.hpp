@@ -21,16 +21,19 @@ template <auto M>
 inline constexpr bool creates_on_demand = false;
 
 // Specialise as true for an entry method whose latency matters more than what it may touch
-// (Charm++'s [expedited]). When a message for it arrives while the node's program thread
-// waits in run_until (a future's get() included) with nothing else queued, it runs at once,
-// in the substrate's message handler, instead of being queued for the scheduler: an element
-// round trip between two nodes costs about 15% less (bench/arrays). In exchange it runs under
-// the node lock, as a handler does, and must not touch an application view of a shared
+// (Charm++'s [expedited]). Any entry method whose message arrives through the substrate's
+// mailbox lane (a small message between two nodes of a host) while the node's program thread
+// waits in run_until (a future's get() included) with nothing else queued runs at once, from
+// the substrate's message handler with the node lock let go (scheduler.hpp). An expedited
+// one runs so from any packet, large or from another host, and inside the handler itself,
+// under the node lock: an element round trip between two nodes of a host costs about 10%
+// less again (bench/arrays). In exchange it must not touch an application view of a shared
 // segment (libtsm or libxsm memory, kernel-free's memory::allocate): a fault there ends the
-// program. It may send as any entry method; a message too large for one packet leaves
-// when the handler is done, with every message the method sent after it. What it throws,
-// run_until throws. Elements of an array in place (which live in a segment) never run this
-// way. Anywhere else (quiesce, a message from this node itself) it is queued as usual.
+// program. It may send as any entry method; a message too large for one packet leaves when
+// the handler is done, with every message the method sent after it. What it throws,
+// run_until throws. Elements of an array in place (which live in a segment) run as ordinary
+// methods. Anywhere else (a message from this node itself, work already queued) it is
+// queued as usual.
 //   template <> inline constexpr bool expedited<&Cell::ping> = true;
 template <auto M>
 inline constexpr bool expedited = false;

@@ -2,8 +2,10 @@
 // The scheduler: a node's entry methods run on its program thread (the one that created its
 // first array), one at a time, whenever that thread runs the scheduler - in run_until,
 // quiesce, or a future's get(). Messages that arrive meanwhile are queued by the substrate's
-// handlers, so entry methods never run under the node lock and may touch anything - except
-// a method declared expedited (entry.hpp), which may run in the handler itself.
+// handlers; one that arrives while the thread waits there with nothing queued may run at
+// once, from the handler with the node lock let go. Either way entry methods never run under
+// the node lock and may touch anything - except a method declared expedited (entry.hpp),
+// which may run in the handler itself.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -39,6 +41,7 @@ struct scheduler_counts {
   std::uint64_t held = 0;        // messages held (buffered) for an element not yet there
   std::uint64_t cache_expired = 0;  // remembered locations forgotten at quiescence, unused
   std::uint64_t expedited = 0;   // messages run in the substrate's handler (entry.hpp)
+  std::uint64_t direct = 0;      // messages run from the handler, the node lock let go
 };
 scheduler_counts counts();
 
