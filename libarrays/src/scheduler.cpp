@@ -84,7 +84,10 @@ bool run_in_handler(runtime& r, std::string_view bytes) {
       }
     }
     if (!ran && method != nullptr && bytes.size() <= direct_invoke::max_bytes) {
-      direct_invoke d{&r, method, bytes.size(), {}};
+      direct_invoke d;  // its bytes are not zeroed first: they are copied over at once
+      d.r = &r;
+      d.method = method;
+      d.size = bytes.size();
       std::memcpy(d.bytes, bytes.data(), bytes.size());
       ran = am::run_unlocked_in_handler(run_direct, &d);
       if (ran) {
