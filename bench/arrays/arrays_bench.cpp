@@ -21,13 +21,14 @@
 //                         the next one to the other), both programs inside run_until. Compared
 //                         like with like against am_rtt_us: target message_us <= 2 x am_rtt_us
 //                         (`message_vs_am_rtt` <= 2); beside it, against the bare message of
-//                         the same size (`message_vs_am_sized_rtt`, a reference). `ping` is
-//                         declared expedited (squall/arrays/entry.hpp, Charm++'s [expedited]):
-//                         it runs in the substrate's handler when its node waits idle
-//   message_queued_us     the same round trip with an entry method that is not expedited (the
-//                         default): each message is queued by the handler and run by the
-//                         program thread after it leaves its wait (`message_queued_vs_am_rtt`,
-//                         a reference)
+//                         the same size (`message_vs_am_sized_rtt`, a reference). `ping` is an
+//                         ordinary entry method: as its node waits idle, it runs from the
+//                         substrate's handler with the node lock let go (squall/arrays/
+//                         scheduler.hpp)
+//   message_expedited_us  the same round trip with an entry method declared expedited
+//                         (squall/arrays/entry.hpp, Charm++'s [expedited]), which runs inside
+//                         the handler, under the node lock (`message_expedited_vs_am_rtt`, a
+//                         reference)
 //   local_message_us      ONE message between two elements of node 0 (a ping-pong between
 //                         elements 0 and 1, time / messages): the paper's Table 1 overhead of
 //                         preparing, scheduling and receiving a message. Target <= 0.5 us
@@ -94,10 +95,10 @@ void on_reduced(const std::int64_t& v) {
 struct Elem : arrays::element<arrays::index1d> {
   std::array<std::int64_t, 4> state{};  // a small element
 
-  // A ping-pong with `partner`: `left` messages still to go after this one. ping is
-  // expedited (below), ping_queued not.
+  // A ping-pong with `partner`: `left` messages still to go after this one. ping is an
+  // ordinary entry method, ping_expedited is declared expedited (below).
   void ping(std::int32_t partner, std::int32_t left);
-  void ping_queued(std::int32_t partner, std::int32_t left);
+  void ping_expedited(std::int32_t partner, std::int32_t left);
   // A migration chain between nodes 0 and 1: move, and run the next hop there.
   void hop(std::int32_t left);
   void go(std::int32_t to) { migrate_me(to); }
@@ -116,7 +117,7 @@ struct Elem : arrays::element<arrays::index1d> {
 }  // namespace
 
 template <>
-inline constexpr bool squall::arrays::expedited<&Elem::ping> = true;
+inline constexpr bool squall::arrays::expedited<&Elem::ping_expedited> = true;
 
 namespace {
 
@@ -130,7 +131,9 @@ void pass_on(Elem& e, std::int32_t partner, std::int32_t left) {
   (*the_array)[partner].call<Ping>(e.this_index()[0], left - 1);
 }
 void Elem::ping(std::int32_t partner, std::int32_t left) { pass_on<&Elem::ping>(*this, partner, left); }
-void Elem::ping_queued(std::int32_t partner, std::int32_t left) { pass_on<&Elem::ping_queued>(*this, partner, left); }
+void Elem::ping_expedited(std::int32_t partner, std::int32_t left) {
+  pass_on<&Elem::ping_expedited>(*this, partner, left);
+}
 
 void Elem::hop(std::int32_t left) {
   ++state[1];
@@ -412,7 +415,7 @@ int main(int argc, char** argv) {
   };
 
   bool right = true;
-  std::vector<double> am_us, am_program_us, am_sized_us, message_us, queued_us, local_us, migration_us, forwarded_us, bcast_us;
+  std::vector<double> am_us, am_program_us, am_sized_us, message_us, expedited_us, local_us, migration_us, forwarded_us, bcast_us;
   std::vector<double> in_place_us, big_packed_us, big_in_place_us;
   if (want("am")) time_am_rtt(me, std::max(1, round_trips / 10));  // warm-up
   if (want("message")) time_message_rtt<&Elem::ping>(me, std::max(1, round_trips / 10));
@@ -421,7 +424,7 @@ int main(int argc, char** argv) {
     if (want("am")) am_program_us.push_back(time_am_program_rtt(me, round_trips));
     if (want("am")) am_sized_us.push_back(time_am_sized_rtt(me, round_trips));
     if (want("message")) message_us.push_back(time_message_rtt<&Elem::ping>(me, round_trips));
-    if (want("message")) queued_us.push_back(time_message_rtt<&Elem::ping_queued>(me, round_trips));
+    if (want("message")) expedited_us.push_back(time_message_rtt<&Elem::ping_expedited>(me, round_trips));
     if (want("local")) local_us.push_back(time_local_message(me, local_messages));
     if (want("migration")) migration_us.push_back(time_migration(me, hops));
     if (want("migration")) in_place_us.push_back(time_traveller<false, true>(me, hops));
@@ -465,11 +468,11 @@ int main(int argc, char** argv) {
     } else {
       f.add_null("message_vs_am_sized_rtt");
     }
-    add("message_queued_us", queued_us);
-    if (!am_us.empty() && !queued_us.empty()) {
-      f.add("message_queued_vs_am_rtt", squall::bench::median(queued_us) / am);
+    add("message_expedited_us", expedited_us);
+    if (!am_us.empty() && !expedited_us.empty()) {
+      f.add("message_expedited_vs_am_rtt", squall::bench::median(expedited_us) / am);
     } else {
-      f.add_null("message_queued_vs_am_rtt");
+      f.add_null("message_expedited_vs_am_rtt");
     }
     add("local_message_us", local_us);
     f.add("local_message_target_us", 0.5);
@@ -484,7 +487,8 @@ int main(int argc, char** argv) {
     std::printf(
         "arrays: %d nodes, %d elements per node; medians of %d trials\n"
         "  message_us and am_rtt_us are both ROUND TRIPS node 0 -> node 1 -> node 0 (two one-way messages);\n"
-        "  message_us's entry method is expedited (runs in the handler), message_queued_us's is not;\n"
+        "  message_us's entry method is ordinary (runs from the handler, the lock let go), message_expedited_us's\n"
+        "  is expedited (runs in the handler, under the lock);\n"
         "  local_message_us is ONE message (one way) between two elements of node 0 (the paper's Table 1);\n"
         "  migration_us is per hop, forwarded_message_us one way (0 -> stale node 1 -> 0), bcast_reduce_us per cycle\n"
         "  migration_in_place_us: the small element in the shared address space (8 KiB slot, moved as bytes);\n"
@@ -497,7 +501,7 @@ int main(int argc, char** argv) {
     std::printf("  trials, min..max:");
     const std::pair<const char*, const std::vector<double>*> spread[] = {
         {"am_rtt", &am_us}, {"am_program_rtt", &am_program_us},
-        {"am_sized_rtt", &am_sized_us}, {"message", &message_us}, {"message_queued", &queued_us}, {"local", &local_us},
+        {"am_sized_rtt", &am_sized_us}, {"message", &message_us}, {"message_expedited", &expedited_us}, {"local", &local_us},
         {"migration", &migration_us}, {"migration_in_place", &in_place_us}, {"migration_big_packed", &big_packed_us},
         {"migration_big_in_place", &big_in_place_us}, {"forwarded", &forwarded_us}, {"bcast_reduce", &bcast_us}};
     for (const auto& [name, v] : spread) {
