@@ -455,8 +455,9 @@ TEST(ActiveMessages, DeferredCallRunsOnceWhenDue) {
 // mailbox lane, on a program thread in a wait, the function runs with the node lock let go
 // (another thread of the node takes it meanwhile) and outside a handler; anywhere else the
 // call runs nothing and says so.
-std::atomic<int> unlocked_runs{0}, refused{0}, pings_seen{0}, turn_given{0};
+std::atomic<int> unlocked_runs{0}, refused{0}, pings_seen{0}, turn_given{0}, probes{0};
 void on_turn(am::token&) { turn_given.fetch_add(1); }
+void on_probe(am::token&) { probes.fetch_add(1); }
 std::vector<std::thread> lockers;  // joined by the test, after the handlers
 void on_unlocked_pong(am::token&) { pings_seen.fetch_add(1); }
 void run_while_another_thread_locks(void* source) {
@@ -467,6 +468,11 @@ void run_while_another_thread_locks(void* source) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!*locked && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
   EXPECT_TRUE(locked->load()) << "another thread could not take the node lock while the function ran";
+  // Node 0 sent a probe after the ping: the node is served while this function runs (by its
+  // progress thread), as while its program computes.
+  const int probes_before = unlocked_runs.load() + refused.load();
+  while (probes.load() <= probes_before && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  EXPECT_GT(probes.load(), probes_before) << "the node was not served while the function ran";
   unlocked_runs.fetch_add(1);
   // Sent as a program sends (through the mailbox lane, which hands the lane's turn back).
   am::send<on_unlocked_pong>(*static_cast<int*>(source));
@@ -485,6 +491,7 @@ TEST(ActiveMessages, RunUnlockedInHandlerOnlyForAMailboxPacketInAWait) {
   refused = 0;
   pings_seen = 0;
   turn_given = 0;
+  probes = 0;
   squall::barrier();
   // A program's small send to node 0 leaves node 0 with the lane's turn: its pings may use it.
   if (me == 1) am::send<on_turn>(0);
@@ -496,6 +503,8 @@ TEST(ActiveMessages, RunUnlockedInHandlerOnlyForAMailboxPacketInAWait) {
     for (int i = 0; i < rounds; ++i) {
       const bool big = i % 2 == 1;  // a ring packet: refused
       am::send<on_unlocked_ping>(1, big ? am::payload(large.data(), large.size()) : am::payload(small.data(), small.size()));
+      am::send<on_probe>(1);
+      am::flush(1);
       am::wait_until([i] { return pings_seen.load() == i + 1; });
     }
   } else if (me == 1) {

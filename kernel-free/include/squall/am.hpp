@@ -372,7 +372,9 @@ void run_locked(F&& f) {
 // go, as program code rather than as a handler - it may touch what a program thread may (a
 // shared segment's application view), and sends as a program does; it must not wait, throw,
 // or keep views into the handler's payload (copy what it needs first). Another thread may run
-// handlers meanwhile. Returns false, with nothing run, anywhere else. For a layer with its
+// handlers meanwhile; the thread counts as having left the wait while fn runs (as a thread
+// that computes: a long fn does not keep the node from being served). Returns false, with
+// nothing run, anywhere else (also in the poll a wait makes as it ends). For a layer with its
 // own scheduler whose program thread waits idle for work (libarrays): the work runs at once
 // instead of after the wait has been left, and an answer leaves that much sooner.
 bool run_unlocked_in_handler(void (*fn)(void*), void* ctx);

@@ -165,12 +165,9 @@ void run_locked(void (*fn)(void*), void* ctx) {
 
 bool run_unlocked_in_handler(void (*fn)(void*), void* ctx) {
   rt::node_runtime* nd = rt::running_node.load(std::memory_order_acquire);
-  if (nd == nullptr || !nd->lock.held_once_by_this_thread()) return false;
-  return nd->engine->run_outside_handler(fn, ctx, [nd](void (*f)(void*), void* c) {
-    nd->lock.unlock();
-    f(c);
-    nd->lock.lock();
-  });
+  if (nd == nullptr || !rt::can_step_out_of_wait(*nd)) return false;
+  return nd->engine->run_outside_handler(fn, ctx,
+                                         [nd](void (*f)(void*), void* c) { rt::step_out_of_wait(*nd, f, c); });
 }
 
 namespace detail {

@@ -100,6 +100,13 @@ void close_transports(node_runtime& nd);
 
 // Waiting (waiting.cpp).
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx);
+// Whether this thread is in a wait of wait_until's and holds the node lock once: a handler
+// that its poll runs may step out of the wait (am::run_unlocked_in_handler).
+bool can_step_out_of_wait(const node_runtime& nd);
+// From there: runs f(ctx) with the node lock let go and the thread counted as having left
+// the wait, as a computing thread is (it lingers; the progress thread serves the node if f
+// runs long, and waiting peers may nudge it); then back in the wait, the lock held again.
+void step_out_of_wait(node_runtime& nd, void (*f)(void*), void* ctx);
 // Under the node lock: tests the conditions of this node's program threads asleep in a
 // wait, and wakes them if one now holds. The engine calls it after every poll that handled
 // packets (runtime.cpp sets that up), am::wake_waiters on request.

@@ -318,15 +318,35 @@ bool leave_wait(node_runtime& nd, bool slept) {
   return false;
 }
 
+namespace {
+// Whether this thread is counted in a wait of wait_until's (between its enter_wait and
+// leave_wait), so that a handler its poll runs may step out of it (step_out_of_wait).
+thread_local bool this_thread_waits = false;
+}  // namespace
+
+bool can_step_out_of_wait(const node_runtime& nd) { return this_thread_waits && nd.lock.held_once_by_this_thread(); }
+
+void step_out_of_wait(node_runtime& nd, void (*f)(void*), void* ctx) {
+  leave_wait(nd, /*slept=*/false);
+  this_thread_waits = false;
+  nd.lock.unlock();
+  f(ctx);
+  nd.lock.lock();
+  enter_wait(nd);
+  this_thread_waits = true;
+}
+
 void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
   if (am::engine::in_handler()) {
     fatal("a handler tried to wait (am::call, wait_until, a collective, or a bulk completion); "
           "handlers may only send - reply with a message instead");
   }
+  const bool outer_waits = this_thread_waits;  // a wait inside a stepped-out function
   {
     std::lock_guard g(nd.lock);
     if (nd.engine->has_unsent()) nd.engine->flush_all();  // we may wait on it
     enter_wait(nd);
+    this_thread_waits = true;
   }
   bool slept = false;
   bool worked = false;
@@ -428,6 +448,7 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     spin_until = 0;
   }
   std::lock_guard g(nd.lock);
+  this_thread_waits = outer_waits;
   if (leave_wait(nd, slept)) return;
   // Messages whose senders saw us awake and did not ring: handle them now.
   nd.engine->poll();
