@@ -226,8 +226,9 @@ struct runtime {
   std::vector<char> batch;  // the messages the scheduler is running
   std::size_t batch_at = 0;
   bool in_entry = false;
-  // Expedited entry methods (scheduler.cpp): while the scheduler thread waits in run_until
-  // with nothing queued, an invoke of one runs in the substrate's handler.
+  // Invokes run from the handler (scheduler.cpp): while the scheduler thread waits in
+  // run_until with nothing queued, an expedited one runs in the handler, an ordinary one from
+  // it with the node lock let go.
   bool waiting = false;         // in run_until's wait (scheduler thread only)
   bool in_handler = false;      // a message runs in the handler now
   bool ran_in_handler = false;  // one has since the wait began

@@ -59,7 +59,38 @@ void run_direct(void* p) {
   }
 }
 
-// Runs an invoke from the handler when the scheduler allows it (see the top); false: queue it.
+// Runs an invoke now, from the handler (see the top): true when it ran, or failed (the
+// failure kept for run_until to throw); false when it must be queued.
+bool run_now(runtime& r, std::string_view bytes) try {
+  // A queued message is read once, by the scheduler: only the kind and entry are looked at.
+  const std::uint64_t id = invoked_entry(bytes);
+  if (id == 0) return false;
+  const entry_info& method = entry(id);
+  if (method.expedited) {
+    const message m = read_message(bytes);
+    if (array_state& a = array_at(m.h.array); !a.in_place()) {
+      ++r.counts.expedited;
+      count().expedited.add_from_one_thread();
+      a.on_invoke(m, bytes, &method);
+      return true;
+    }
+  }
+  if (bytes.size() > direct_invoke::max_bytes) return false;
+  direct_invoke d;  // its bytes are not zeroed first: they are copied over at once
+  d.r = &r;
+  d.method = &method;
+  d.size = bytes.size();
+  std::memcpy(d.bytes, bytes.data(), bytes.size());
+  if (!am::run_unlocked_in_handler(run_direct, &d)) return false;
+  ++r.counts.direct;
+  count().direct.add_from_one_thread();
+  return true;
+} catch (...) {
+  r.failure = std::current_exception();
+  return true;
+}
+
+// Runs an invoke from the handler when the scheduler allows it; false: queue it.
 bool run_in_handler(runtime& r, std::string_view bytes) {
   // Nothing may be waiting to run before it: a queue, or a batch the wait's predicate has
   // taken (the substrate may poll once more before the wait returns).
@@ -67,38 +98,8 @@ bool run_in_handler(runtime& r, std::string_view bytes) {
       r.failure || !r.deferred.empty()) {
     return false;
   }
-  bool ran = false;
   r.in_handler = true;
-  try {
-    // A queued message is read once, by the scheduler: only the kind and entry are looked at.
-    const std::uint64_t id = invoked_entry(bytes);
-    const entry_info* method = id == 0 ? nullptr : &entry(id);
-    if (method != nullptr && method->expedited) {
-      const message m = read_message(bytes);
-      array_state& a = array_at(m.h.array);
-      if (!a.in_place()) {
-        ++r.counts.expedited;
-        count().expedited.add_from_one_thread();
-        ran = true;
-        a.on_invoke(m, bytes, method);
-      }
-    }
-    if (!ran && method != nullptr && bytes.size() <= direct_invoke::max_bytes) {
-      direct_invoke d;  // its bytes are not zeroed first: they are copied over at once
-      d.r = &r;
-      d.method = method;
-      d.size = bytes.size();
-      std::memcpy(d.bytes, bytes.data(), bytes.size());
-      ran = am::run_unlocked_in_handler(run_direct, &d);
-      if (ran) {
-        ++r.counts.direct;
-        count().direct.add_from_one_thread();
-      }
-    }
-  } catch (...) {
-    ran = true;
-    r.failure = std::current_exception();
-  }
+  const bool ran = run_now(r, bytes);
   r.in_handler = false;
   if (!ran) return false;
   ++r.counts.handled;
@@ -274,14 +275,13 @@ void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* 
   }
 }
 
-// The sum over the nodes of every node's `mine`, this node's scheduler running meanwhile:
+// A wave's (sent, handled) summed over the nodes, this node's scheduler running meanwhile:
 // a node still waiting on one of this node's elements is answered (squall::allreduce_sum).
-template <std::size_t N>
-std::array<std::uint64_t, N> sum_over_nodes(const std::array<std::uint64_t, N>& mine) {
+std::array<std::uint64_t, 2> sum_over_nodes(const std::array<std::uint64_t, 2>& mine) {
   squall::allreduce_sum sum{std::span<const std::uint64_t>(mine)};
   run_until_woken([](void* s) { return static_cast<squall::allreduce_sum*>(s)->progress(); }, &sum,
                   [](void* s) { return static_cast<squall::allreduce_sum*>(s)->ready(); }, &sum);
-  std::array<std::uint64_t, N> all{};
+  std::array<std::uint64_t, 2> all{};
   std::copy(sum.result().begin(), sum.result().end(), all.begin());
   return all;
 }
