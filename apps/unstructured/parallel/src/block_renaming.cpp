@@ -25,7 +25,7 @@ BlockRenaming::BlockRenaming(const squall::chaos::translation_table& table, std:
   std::size_t at = 0;
   for (std::size_t p = 0; p + 1 < first_.size(); ++p) {
     for (std::int64_t k = 0; k < counts[p]; ++k) element_[static_cast<std::size_t>(owned[at++])] = first_[p] + k;
-    first_[p + 1] = first_[p] + (counts[p] + run - 1) / run * run;
+    first_[p + 1] = first_[p] + (counts[p] + kRoom + run - 1) / run * run;
   }
 }
 

@@ -4,7 +4,11 @@
 // that data in the same partition is placed in contiguous addresses"): node p's RCB part is
 // the elements [first(p), first(p) + its count), first(p) a multiple of block_size / 8, so
 // that in an array of doubles per mesh node (8 bytes) or of NodeValues (40 bytes) each node's
-// elements fill whole blocks of its own, homed on it (homes()).
+// elements fill whole blocks of its own, homed on it (homes()). Every part leaves at least
+// kRoom elements of padding before the next node's, so that an array may be addressed kRoom
+// elements into its segment and still keep each node's elements in its blocks (xsm_flow.cpp:
+// two arrays that start on a page, indexed together, otherwise alias in the low 12 bits of
+// every address).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -20,6 +24,7 @@ class BlockRenaming {
  public:
   // Collective. block_size: the shared arrays' block (a power of two, at least 8 bytes).
   BlockRenaming(const squall::chaos::translation_table& table, std::size_t block_size);
+  static constexpr std::int64_t kRoom = 1;
 
   std::int64_t element_of(NodeId node) const { return element_[node]; }
   std::int64_t first(int node) const { return first_[static_cast<std::size_t>(node)]; }
