@@ -34,6 +34,7 @@ struct am_append_state {
   std::uint64_t arrived[2] = {0, 0};    // items handled here, per buffer set (phase % 2)
   std::vector<std::uint64_t> sent;      // [node]: items this node sent it in this phase
   std::vector<std::uint64_t> counts;    // [node]: items it received in the phase that ended
+  bool coalescing = false;              // this phase has sent an append to another node
 };
 
 }  // namespace detail
@@ -41,6 +42,27 @@ struct am_append_state {
 namespace {
 
 std::size_t index_of(int node) { return static_cast<std::size_t>(node); }
+
+// A phase's appends go out packed, at least this many to a packet (am::set_aggregation) from
+// the first append to another node until end_phase: with DSMC's ~800 appends a step to one
+// neighbour, the exchange took 0.85-0.93 of its time so (2 x 7 alternated runs, 2 nodes).
+constexpr unsigned appends_per_packet = 16;
+
+// The node's phases with appends in flight, over every am_append object, and the factor to
+// restore when the last of them ends. Touched only on the program's thread, like the object.
+int coalescing_phases = 0;
+unsigned aggregation_before = 1;
+
+void begin_coalescing() {
+  if (coalescing_phases++ != 0) return;
+  aggregation_before = am::aggregation();
+  if (aggregation_before < appends_per_packet) am::set_aggregation(appends_per_packet);
+}
+
+void end_coalescing() {
+  if (--coalescing_phases != 0) return;
+  if (am::aggregation() != aggregation_before) am::set_aggregation(aggregation_before);  // sends what waits
+}
 
 }  // namespace
 
@@ -67,7 +89,10 @@ am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t bl
   st.sent.assign(index_of(n), 0);
 }
 
-am_append::~am_append() { xsm::free(state_->base); }
+am_append::~am_append() {
+  if (state_->coalescing) end_coalescing();
+  xsm::free(state_->base);
+}
 
 void am_append::attach(block_index first, block_index end, std::size_t) {
   state_->first = first;
@@ -98,6 +123,10 @@ void am_append::append_bytes(int dest, std::span<const std::byte> item) {
   const segment s = st.copies.seg();
   const std::size_t set = st.phase % 2;
   const block_index b = s.block_of(st.base + (set * index_of(nodes()) + index_of(dest)) * st.buffer_bytes);
+  if (dest != node() && !st.coalescing) {
+    begin_coalescing();
+    st.coalescing = true;
+  }
   send<&am_append::on_item>(dest, s, b, st.phase, item);
   ++st.sent[index_of(dest)];
   appends.add();
@@ -125,6 +154,10 @@ void am_append::on_item(segment s, block_index, int from, std::uint64_t phase, a
 
 void am_append::end_phase() {
   auto& st = *state_;
+  if (st.coalescing) {
+    st.coalescing = false;
+    end_coalescing();
+  }
   st.copies.drop_copies();
   // counts[p]: the items every node sent p in this phase. One allreduce, where a fence would
   // take two waves at least and a second collective the counts.

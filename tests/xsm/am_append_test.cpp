@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // active-message append (libxsm/PROTOCOLS.md): every node's buffer holds what was sent to it
 // (compared sorted: senders interleave in arrival order), exact messages, bytes and fetches,
-// two phases on alternate buffer sets, and overflow reported by end_phase on every node.
+// two phases on alternate buffer sets, overflow reported by end_phase on every node, and a
+// phase's appends leaving packed, the program's aggregation factor restored.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <tuple>
 #include <vector>
 
+#include <squall/am.hpp>
 #include <squall/squall.hpp>
+#include <squall/stats.hpp>
 #include <squall/tsm.hpp>
 #include <squall/xsm/am_append.hpp>
 
@@ -82,6 +85,38 @@ TEST(AmAppend, EveryAppendLandsOncePerPhaseWithExactCounts) {
   }
   EXPECT_EQ(moved.items_received.value(), received);
   tsm::barrier();
+}
+
+// Node 0 appends 64 items to node 1: they leave 16 to a packet (each packet the progress thread
+// sent early, partly filled, adds one), and end_phase gives the program back its factor.
+void appends_packed(unsigned program_factor) {
+  constexpr std::uint64_t items = 64, per_packet = 16;
+  am::set_aggregation(program_factor);
+  xsm::am_append moved(sizeof(particle), items);
+  const auto before = stats::take();
+  if (node() == 0 && nodes() > 1) {
+    for (int seq = 0; seq < static_cast<int>(items); ++seq) moved.append(1, make(0, 1, seq, 0));
+    EXPECT_EQ(am::aggregation(), std::max<unsigned>(program_factor, per_packet));
+    const auto after = stats::take();
+    const auto packets = after.get("am.packets_sent") - before.get("am.packets_sent");
+    const auto timed = after.get("progress.timed_flushes") - before.get("progress.timed_flushes");
+    if (program_factor <= per_packet) {
+      EXPECT_GE(packets, items / per_packet);
+      EXPECT_LE(packets, items / per_packet + timed);
+    }
+  }
+  moved.end_phase();
+  EXPECT_EQ(am::aggregation(), program_factor);
+  if (nodes() > 1) {
+    EXPECT_EQ(moved.received_count(1), items);
+  }
+  tsm::barrier();
+  am::set_aggregation(1);
+}
+
+TEST(AmAppend, AppendsLeavePackedAndTheProgramsFactorComesBack) {
+  appends_packed(1);
+  appends_packed(64);  // more than the protocol's: left as it is
 }
 
 TEST(AmAppend, OverflowIsReportedByEveryNode) {

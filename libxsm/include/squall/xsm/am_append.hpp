@@ -20,6 +20,10 @@
 // two sets of buffers, used in alternate phases: the items of phase k stay readable while
 // phase k + 1's appends land, until end_phase of phase k + 1.
 //
+// The appends leave packed: while a phase has appended to another node, until its end_phase,
+// the node sends at least 16 active messages to a packet (am::set_aggregation; end_phase
+// restores the program's factor and so sends what waits).
+//
 // Order in a buffer: one sender's items in its append order; different senders' items
 // interleaved in arrival order (not the same from run to run).
 //
