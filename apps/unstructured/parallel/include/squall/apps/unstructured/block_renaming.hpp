@@ -24,7 +24,8 @@ class BlockRenaming {
  public:
   // Collective. block_size: the shared arrays' block (a power of two, at least 8 bytes).
   BlockRenaming(const squall::chaos::translation_table& table, std::size_t block_size);
-  static constexpr std::int64_t kRoom = 1;
+  // 51 NodeValues are 2,040 bytes, about half a page (xsm_flow.cpp).
+  static constexpr std::int64_t kRoom = 51;
 
   std::int64_t element_of(NodeId node) const { return element_[node]; }
   std::int64_t first(int node) const { return first_[static_cast<std::size_t>(node)]; }
