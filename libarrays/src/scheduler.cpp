@@ -42,7 +42,9 @@ void append_framed(std::vector<char>& q, std::string_view m) {
 // An ordinary invoke run from the handler with the node lock let go (see the top): its bytes
 // are copied first, since another thread may take the mailbox's next packet meanwhile.
 struct direct_invoke {
-  static constexpr std::size_t max_bytes = 56;  // a mailbox packet's payload at most
+  // More than a mailbox packet's payload can be (a 56-byte line less a 16-byte record
+  // header): a larger message never came through the lane, so it is queued.
+  static constexpr std::size_t max_bytes = 56;
   runtime* r;
   const entry_info* method;
   std::size_t size;
