@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A whole number from the environment, for libtsm's settings: `fallback` when unset, else it
-// must lie in [min, max], or the process ends with a message naming the variable.
+// must lie in [min, max], or the process ends with a message naming the variable. It ends
+// at once (_Exit): a setting may be read first inside a handler, where running the exit
+// handlers (a PARMACS job's end, a collective) would wait for ever.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -30,7 +32,7 @@ inline std::uint64_t env_number(const char* name, std::uint64_t fallback, std::u
   if (const auto n = parse_number(v, min, max)) return *n;
   std::fprintf(stderr, "squall: %s must be %s from %llu to %llu (got '%s')\n", name, unit,
                static_cast<unsigned long long>(min), static_cast<unsigned long long>(max), v);
-  std::exit(1);
+  std::_Exit(1);
 }
 
 }  // namespace squall::tsm::detail

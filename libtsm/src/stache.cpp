@@ -84,6 +84,10 @@ void stache::release_hold() {
 stache::stache() = default;
 
 void stache::attach(block_index first, block_index end, std::size_t block_size) {
+  // The settings read here, on the program's thread, so that a bad value stops it at once
+  // rather than in a handler.
+  hold_ns();
+  claim_window();
   chunk_blocks_ = std::max<std::size_t>(1, alone_chunk_bytes() / block_size);
   one_sided_ = wants_home_words();
   const auto n = static_cast<std::size_t>(squall::nodes());

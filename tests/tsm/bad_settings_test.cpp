@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A bad value of one of libtsm's settings stops a TSM job, on 2 nodes under squallrun, with a
+// message naming the variable and a non-zero exit: not a wait for ever. (SQUALL_TSM_HOLD_US
+// was read first inside a message handler, whose exit then ran the program's exit handlers
+// there and hung the job.) The liveness check is off, so a hang lasts until the time limit.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+using squall::test::run;
+
+TEST(BadTsmSettings, StopTheJobWithAMessageNamingTheVariable) {
+  for (const std::string env : {"SQUALL_TSM_HOLD_US=-1", "SQUALL_TSM_HOLD_US=2000000", "SQUALL_TSM_FAULT_AROUND=x",
+                                "SQUALL_TSM_ONE_SIDED=2"}) {
+    const auto o = run("SQUALL_LIVENESS_S=0 " + env + " " + SQUALLRUN + " -n 2 " + STATS_PROGRAM, 60);
+    // 1: the node's own exit, which squallrun passes on (a hang ends in the time limit's
+    // SIGKILL: 137).
+    EXPECT_EQ(o.status, 1) << env << "\n" << o.output;
+    const std::string var = env.substr(0, env.find('='));
+    EXPECT_NE(o.output.find(var + " must be"), std::string::npos) << env << "\n" << o.output;
+  }
+}
+
+}  // namespace
