@@ -34,10 +34,38 @@ namespace {
 using squallrun::options;
 
 std::vector<pid_t> children;
+volatile sig_atomic_t interrupts = 0;  // INT/TERM/HUP received
 
-void forward_signal(int sig) {
+void signal_nodes(int sig) {
   for (pid_t p : children) {
     if (p > 0) kill(p, sig);
+  }
+}
+
+// The first INT/TERM/HUP is passed on, so that the nodes may stop as they choose; a second
+// one kills them, so that a job whose nodes ignore the signal can still be stopped.
+void forward_signal(int sig) {
+  interrupts = interrupts + 1;
+  if (interrupts == 1) {
+    signal_nodes(sig);
+    return;
+  }
+  static constexpr char said[] = "squallrun: signalled again; killing the nodes\n";
+  [[maybe_unused]] const auto n = write(STDERR_FILENO, said, sizeof said - 1);
+  signal_nodes(SIGKILL);
+}
+
+// A launcher started with standard input, output or error closed would hand that number to
+// the job's memory (memfd_create takes the lowest free one), and a node's own redirection of
+// it would then close the job: every one of the three is open before anything else is.
+void open_standard_streams() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null_fd = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+    if (null_fd >= 0 && null_fd != fd) {
+      dup2(null_fd, fd);
+      close(null_fd);
+    }
   }
 }
 
@@ -89,9 +117,18 @@ void wait_a_tick(int chld_fd, std::optional<squallrun::labelled_output>& output)
   if (output) output->relay(fds, 1);
 }
 
+// Whether a node of this host has joined the job (called squall::init), finalized or not.
+bool any_joined(const squall::shm::job_area& job, const options& o) {
+  for (int i = 0; i < o.nodes; ++i) {
+    if (job.control(o.first_node + i).state.load() != squall::shm::not_started) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  open_standard_streams();
   const options o = squallrun::parse(argc, argv);
   if (const auto problem = squallrun::check_program(o.program[0])) {
     std::fprintf(stderr, "squallrun: cannot run '%s': %s\n", o.program[0], problem->reason.c_str());
@@ -122,7 +159,7 @@ int main(int argc, char** argv) {
     if (p < 0) {
       std::fprintf(stderr, "squallrun: fork failed: %s\n", std::strerror(errno));
       job.abort(-1, "the launcher could not start every node");
-      forward_signal(SIGKILL);
+      signal_nodes(SIGKILL);
       return 1;
     }
     if (p == 0) {
@@ -137,6 +174,11 @@ int main(int argc, char** argv) {
   int running = o.nodes;
   int result = 0;
   std::int64_t kill_at = -1;  // when survivors of a lost node get SIGKILL
+  struct unjoined_node {
+    int node;
+    pid_t pid;
+  };
+  std::vector<unjoined_node> unjoined;  // ended with status 0 before squall::init
   while (running > 0) {
     wait_a_tick(chld_fd, output);
     int status;
@@ -154,6 +196,10 @@ int main(int argc, char** argv) {
       if (job.header().abort.load() != 0 && node != job.header().lost_node.load()) {
         continue;  // a survivor stopping after the loss: expected
       }
+      if (!failed && state == squall::shm::not_started) {
+        unjoined.push_back({node, p});  // harmless unless another node joins (below)
+        continue;
+      }
       if (!failed && !early) continue;
       const std::string why = failed ? describe(status) : "exited without calling squall::finalize";
       if (result == 0) result = failed ? exit_code(status) : 1;
@@ -163,15 +209,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s; stopping the other nodes\n", node, p, why.c_str());
         job.abort(node, why.c_str());
         kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
-      } else if (job.header().abort.load() == 0) {
+      } else {  // the job is already stopping because of this node, or it was the last one
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s\n", node, p, why.c_str());
       }
+    }
+    // A node that ended cleanly without joining leaves any node that joins waiting for it in
+    // squall::init's barrier for ever.
+    if (!unjoined.empty() && job.header().abort.load() == 0 && any_joined(job, o)) {
+      const auto [node, pid] = unjoined.front();
+      const char* why = "exited with status 0 before joining the job (it never called squall::init)";
+      std::fprintf(stderr, "squallrun: node %d (pid %d) %s; stopping the other nodes\n", node, pid, why);
+      job.abort(node, why);
+      kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
+      if (result == 0) result = 1;
     }
     // A node here may have aborted the job itself: it lost a peer on another host.
     if (kill_at < 0 && job.header().abort.load() != 0) kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
     if (kill_at >= 0 && squall::now_ns() >= kill_at && running > 0) {
       std::fprintf(stderr, "squallrun: killing the %d node(s) still running\n", running);
-      forward_signal(SIGKILL);
+      signal_nodes(SIGKILL);
       kill_at = INT64_MAX;
     }
   }

@@ -372,12 +372,76 @@ TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
   for (const std::string env : {"SQUALL_AGGREGATION=abc", "SQUALL_AGGREGATION=0", "SQUALL_SPIN_US=-3",
                                  "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2", "SQUALL_QUIET_POLLS=-1",
                                  "SQUALL_LOCK_BIAS=on2", "SQUALL_MAILBOX_DEMOTE=2", "SQUALL_BIND=maybe",
-                                 "SQUALL_LIVENESS_S=-1", "SQUALL_LABEL=maybe"}) {
+                                 "SQUALL_LIVENESS_S=-1", "SQUALL_LABEL=maybe", "SQUALL_NETWORK=foo",
+                                 "SQUALL_RECORD_WRITES=x", "SQUALL_HOME_VIEWS=2", "SQUALL_REMOTE_READS=x"}) {
     const auto o = run(env + " " + squallrun + " -n 2 " + scenarios + " stats");
     EXPECT_NE(o.status, 0) << env;
     const std::string var = env.substr(0, env.find('='));
     EXPECT_NE(o.output.find(var + " must be"), std::string::npos) << env << "\n" << o.output;
   }
+}
+
+// A node that ends cleanly before joining would leave the others in squall::init's barrier
+// for ever.
+TEST(LostNode, NodeExitingBeforeInitIsLost) {
+  const auto o = run(squallrun + " -n 4 " + scenarios + " exit-before-init 2");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_NE(o.output.find("node 2 (pid"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("exited with status 0 before joining the job (it never called squall::init)"),
+            std::string::npos)
+      << o.output;
+}
+
+// A node late to join is waited for, and said to be late once by every other node.
+TEST(Liveness, NodeLateToJoinIsSaidButWaitedFor) {
+  const auto o = run("SQUALL_LIVENESS_S=1 " + squallrun + " -n 3 " + scenarios + " sleep-before-init 1 3");
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 1 has not joined the job"), 2) << o.output;
+}
+
+// Over TCP the survivors notice a lost node before the launcher reaps it; the launcher still
+// says how it ended.
+TEST(LostNode, KilledNodeOverTcpIsDescribedByTheLauncher) {
+  const auto o = run("SQUALL_TRANSPORT=tcp " + squallrun + " -n 3 " + scenarios + " kill-node 1");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("squallrun: node 1 (pid"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("was killed by signal 9"), std::string::npos) << o.output;
+}
+
+// Standard input (or output) closed when squallrun starts: the job's memory must not take
+// its number, which a node's redirection would then close.
+TEST(Launcher, StandardStreamsClosedAtStart) {
+  for (const std::string closed : {"<&-", "<&- >&-"}) {
+    const auto o = run("sh -c 'exec " + squallrun + " -n 2 " + scenarios + " stats " + closed + "'");
+    EXPECT_EQ(o.status, 0) << closed << "\n" << o.output;
+  }
+}
+
+// The first SIGINT is passed on; nodes that ignore it are killed by the second.
+TEST(Launcher, SecondInterruptKillsNodesThatIgnoreTheFirst) {
+  background job(squallrun + " -n 3 " + scenarios + " ignore-signals");
+  ASSERT_TRUE(job.wait_for_output(" up\n", 3, 30)) << job.output();
+  ASSERT_EQ(kill(job.pid(), SIGINT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(job.pid(), SIGINT), 0);
+  const auto o = job.finish(30, std::chrono::steady_clock::now());
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.status, -1) << "squallrun was still running after 30 s\n" << o.output;
+  EXPECT_NE(o.output.find("signalled again; killing the nodes"), std::string::npos) << o.output;
+}
+
+// A job area larger than the host's memory is refused with the launcher's message, before
+// any of it is taken: tmpfs would give pages until the kernel's out-of-memory killer ended
+// some program. Should that check ever be lost, squallrun is made the killer's first choice
+// (and dies before any node exists, freeing the area), so that nothing else is.
+TEST(Launcher, JobAreaLargerThanMemoryIsRefused) {
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (memory >= 200.0 * (1 << 30)) GTEST_SKIP() << "this host has room for 1,024 nodes' rings (256 GiB)";
+  const auto o = run("sh -c 'echo 1000 > /proc/self/oom_score_adj; exec " + squallrun + " -n 1024 true'");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("cannot reserve the job's shared memory"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("of memory available"), std::string::npos) << o.output;
 }
 
 TEST(Launcher, ProgramWithoutLauncherIsOneNode) {

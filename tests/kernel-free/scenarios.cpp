@@ -14,6 +14,10 @@
 //   compute K S       node K computes for S seconds without a Squall call, then the job ends
 //   flood M           every node sends M MiB of payloads to every node (itself too), then
 //                     fences: every page of every ring is written
+//   exit-before-init K  node K exits (status 0) before squall::init; the others wait in it
+//   sleep-before-init K S  node K sleeps S seconds before squall::init; then the job ends
+//   ignore-signals    every node ignores SIGINT and SIGTERM, prints "node K pid P up" and
+//                     waits in barriers
 #include <signal.h>
 #include <unistd.h>
 
@@ -46,6 +50,14 @@ int main(int argc, char** argv) {
   std::uint32_t stray = 0;
   if (mode == "unregistered" && node_env && std::strcmp(node_env, "0") == 0) {
     stray = squall_am_register("only_on_node_0", only_on_node_0);
+  }
+  // Before squall::init, so by the launcher's node number.
+  const int node_number = node_env != nullptr ? std::atoi(node_env) : 0;
+  if (mode == "exit-before-init" && node_number == victim) return 0;
+  if (mode == "sleep-before-init" && node_number == victim) sleep(static_cast<unsigned>(argc > 3 ? std::atoi(argv[3]) : 5));
+  if (mode == "ignore-signals") {
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
   }
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
@@ -88,7 +100,9 @@ int main(int argc, char** argv) {
   } else if (mode == "handler-waits") {
     if (me == 0) am::send<on_waits>(1);
     for (;;) squall::barrier();
-  } else if (mode == "show-pids") {
+  } else if (mode == "exit-before-init" || mode == "sleep-before-init") {
+    squall::barrier();
+  } else if (mode == "show-pids" || mode == "ignore-signals") {
     std::printf("node %d pid %d up\n", me, static_cast<int>(getpid()));
     std::fflush(stdout);
     for (;;) squall::barrier();

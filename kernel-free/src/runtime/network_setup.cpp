@@ -68,14 +68,19 @@ bool host_has_rdma_device() {
 
 // Between hosts: SQUALL_NETWORK=tcp|ucx|auto (default auto: UCX where it has an RDMA device
 // to drive, since over plain TCP Squall's own transport is the faster one).
-network between_hosts() {
+// SQUALL_NETWORK as set (none: auto); a bad value ends the program.
+network network_setting() {
   const char* v = std::getenv("SQUALL_NETWORK");
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) {
-    return SQUALL_HAVE_UCX && host_has_rdma_device() ? network::ucx : network::tcp;
-  }
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return network::none;
   const network n = from_name("SQUALL_NETWORK", v);
   if (n == network::none) fatal("SQUALL_NETWORK must be 'tcp', 'ucx' or 'auto' (got '%s')", v);
   return n;
+}
+
+network between_hosts() {
+  const network n = network_setting();
+  if (n != network::none) return n;
+  return SQUALL_HAVE_UCX && host_has_rdma_device() ? network::ucx : network::tcp;
 }
 
 tcp::endpoint listen_endpoint(int me, bool other_hosts) {
@@ -133,6 +138,7 @@ void setup_transports(node_runtime& nd) {
   nd.shm = std::make_unique<shm::shm_transport>(nd.job, nd.me);
   nd.transport = nd.shm.get();
   const network forced = forced_network();
+  network_setting();  // used only by a job spanning hosts, but checked in every job
   std::vector<bool> far(static_cast<std::size_t>(nd.n));
   bool other_hosts = false, any_far = false;
   for (int i = 0; i < nd.n; ++i) {

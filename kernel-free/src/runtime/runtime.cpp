@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
@@ -61,6 +62,14 @@ settings read_settings(int nodes, int local_nodes, int processors, bool launcher
   s.poke = env_bool("SQUALL_POKE", !s.oversubscribed) && s.progress_thread;
   s.stats = stats::parse_forms(std::getenv("SQUALL_STATS"));
   s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
+  // Read only on some paths (where they are used); checked here, so that a bad value stops
+  // every program at start-up.
+  env_bool("SQUALL_RECORD_WRITES", true);
+  env_bool("SQUALL_HOME_VIEWS", true);
+  if (const char* v = std::getenv("SQUALL_REMOTE_READS");
+      v != nullptr && *v != '\0' && std::strcmp(v, "auto") != 0 && std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) {
+    fatal("SQUALL_REMOTE_READS must be 'auto', '0' or '1' (got '%s')", v);
+  }
   return s;
 }
 

@@ -6,6 +6,9 @@
 //     instead of running on as an orphan;
 //   - a same-host peer's process ending before finalize, under a PMIx launcher (squallrun
 //     watches its children itself, and knows their exit status): through a pidfd;
+//   - a same-host peer that has not joined the job (squall::init) SQUALL_LIVENESS_S seconds
+//     after this node did: a warning, since this node's init waits for it (it may have
+//     ended, or stopped, before its init; under squallrun the launcher sees the former);
 //   - a peer that shows no life for SQUALL_LIVENESS_S seconds (stopped, or swapped out):
 //     each watchdog bumps its node's heartbeat word in the job area; a peer on another host
 //     shows life by any bytes on its TCP link, and idle links carry heartbeat frames.
@@ -65,11 +68,12 @@ struct peer {
   std::size_t pidfd_slot = 0;  // its pidfd's place in the poll set (0: none)
   std::uint64_t seen = 0;  // its heartbeat, or the count of reads from it
   std::int64_t since = 0;  // when `seen` last changed
+  bool said_unjoined = false;  // warned that it has not joined the job
 };
 
 class watchdog {
  public:
-  watchdog(node_runtime& nd, int stop_fd) : nd_(nd) {
+  watchdog(node_runtime& nd, int stop_fd) : nd_(nd), started_(now_ns()) {
     const std::int64_t liveness_ns = nd.config.liveness_s * second_ns;
     tick_ns_ = liveness_ns > 0 ? std::min(max_tick_ns, liveness_ns / 8) : max_tick_ns;
     heartbeat_ns_ = liveness_ns > 0 ? std::min(second_ns, liveness_ns / 4) : second_ns;
@@ -118,7 +122,8 @@ class watchdog {
       return;
     }
     if (!p.watched) {
-      if (p.local ? c.state.load() != shm::running : !nd_.net->in_use(p.node)) return;
+      if (p.local && c.state.load() != shm::running) return say_if_unjoined(p, now);
+      if (!p.local && !nd_.net->in_use(p.node)) return;
       p.watched = true;
       p.seen = beat(p);
       p.since = now;
@@ -146,6 +151,17 @@ class watchdog {
     const std::string why = format("has not answered for %lld s (stopped? SQUALL_LIVENESS_S)", seconds);
     nd_.job.abort(p.node, why.c_str(), shm::node_unresponsive);
     nd_.check_abort();
+  }
+
+  // A same-host peer not yet in the job a liveness period after this node joined it: said
+  // once, and the wait goes on (a peer may have long work to do before its init).
+  void say_if_unjoined(peer& p, std::int64_t now) {
+    const std::int64_t limit_ns = nd_.config.liveness_s * second_ns;
+    if (p.said_unjoined || limit_ns == 0 || now - started_ < limit_ns) return;
+    p.said_unjoined = true;
+    warn("node %d has not joined the job %lld s after this node did (has it ended, or stopped, before calling "
+         "squall::init?); still waiting for it",
+         p.node, static_cast<long long>((now - started_) / second_ns));
   }
 
   std::uint64_t beat(const peer& p) const {
@@ -184,6 +200,7 @@ class watchdog {
   }
 
   node_runtime& nd_;
+  std::int64_t started_;  // when this node joined the job (its watchdog started)
   std::int64_t tick_ns_ = max_tick_ns, heartbeat_ns_ = second_ns;
   std::vector<pollfd> fds_;  // the stop eventfd, the launcher's pidfd, peers' pidfds
   std::vector<peer> peers_;
