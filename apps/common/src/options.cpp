@@ -2,6 +2,7 @@
 #include "squall/apps/options.hpp"
 
 #include <iostream>
+#include <string>
 
 #include <cstdlib>
 
@@ -78,10 +79,11 @@ int run_program(int argc, const char* const* argv, const char* program, const ch
     }
     return run(options);
   } catch (const OptionError& error) {
-    std::cerr << program << ": " << error.what() << "\n" << usage;
+    // Each message in one write: the nodes of a job print theirs at the same moment.
+    std::cerr << std::string(program) + ": " + error.what() + "\n" + usage;
     return 2;
   } catch (const std::exception& error) {
-    std::cerr << program << ": " << error.what() << "\n";
+    std::cerr << std::string(program) + ": " + error.what() + "\n";
     return 1;
   }
 }

@@ -9,8 +9,9 @@
 // keeps the writers serving until it is done. The buffers alternate between two sets by step
 // parity, so a fast node's next writes never meet a slow node's reading.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
 #include <squall/runtime.hpp>
@@ -117,9 +118,14 @@ class TsmExchange final : public ParticleExchange {
     squall::tsm::fetch(ranges);
   }
 
+  // Found by this node alone, while the others go on into the step's barriers: an exception
+  // would unwind into a collective they do not make (the segment's free), which the runtime
+  // reports as a mismatch instead of this. So the node says it and ends; squallrun (or the
+  // others' watchdogs) then stops the job.
   [[noreturn]] void overflow(int owner, const char* which, std::size_t capacity) const {
-    throw std::runtime_error("dsmc_tsm: node " + std::to_string(owner) + "'s " + which + " receive buffer (" +
-                             std::to_string(capacity) + " particles) overflowed");
+    std::fflush(stdout);
+    std::fprintf(stderr, "dsmc_tsm: node %d's %s receive buffer (%zu particles) overflowed\n", owner, which, capacity);
+    std::_Exit(1);
   }
 
   void write(int to, int parity, int side, const std::vector<Particle>& stack) {
