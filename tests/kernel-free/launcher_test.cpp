@@ -118,6 +118,29 @@ TEST(LostNode, KilledNodeIsReportedByEveryOtherNodeUnderMpirun) {
   }
 }
 
+// A job area's name left in /dev/shm by a job killed during its start-up is removed by the
+// next job under mpirun, once its creator is gone and it is a minute old; a name whose
+// creator lives, or a young one, is left.
+TEST(Mpirun, JobAreaAbandonedAtStartUpIsRemovedByTheNextJob) {
+  if (mpirun_path.empty()) GTEST_SKIP() << "Open MPI's mpirun was not found at configure time";
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  waitpid(gone, nullptr, 0);
+  const std::string hex(32, 'a');
+  const std::string abandoned = "/dev/shm/squall-" + std::to_string(gone) + "-" + hex;
+  const std::string alive = "/dev/shm/squall-" + std::to_string(getpid()) + "-" + hex;
+  const std::string young = "/dev/shm/squall-" + std::to_string(gone) + "-" + std::string(32, 'b');
+  for (const auto& f : {abandoned, alive, young}) std::ofstream(f) << "x";
+  ASSERT_EQ(run("touch -d '2 minutes ago' " + abandoned + " " + alive).status, 0);
+  const auto o = run(mpirun(2) + scenarios + " stats");
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_FALSE(std::ifstream(abandoned).good()) << "the abandoned name is still there";
+  EXPECT_TRUE(std::ifstream(alive).good()) << "a name whose creator lives was removed";
+  EXPECT_TRUE(std::ifstream(young).good()) << "a young name was removed";
+  for (const auto& f : {abandoned, alive, young}) std::remove(f.c_str());
+}
+
 TEST(LostLauncher, NodesEndWhenSquallrunIsKilled) {
   expect_nodes_end_with_their_launcher(squallrun + " -n 4 " + scenarios + " show-pids", 4);
 }

@@ -31,7 +31,7 @@ if [ -n "$mpirun" ]; then
   [ "$status" != 0 ] || fail mpirun "the job succeeded in a 2 MiB /dev/shm" "$out"
   [ "$status" != 124 ] || fail mpirun "the job hung" "$out"
   grep -q 'Bus error\|signal 7' <<<"$out" && fail mpirun "a node died of SIGBUS" "$out"
-  grep -Eq "cannot reserve the job's shared memory: /dev/shm/squall-[0-9a-f]+ needs 16\.0 MiB \(4 rings of 4\.00 MiB for the 2 nodes on this host\) but /dev/shm has 2\.00 MiB free \(No space left on device\)\. Make room: a larger /dev/shm \(Docker's is 64 MiB: docker run --shm-size=1g\), a smaller SQUALL_RING_BYTES \(squallrun --ring-bytes\), or fewer nodes per host" <<<"$out" ||
+  grep -Eq "cannot reserve the job's shared memory: /dev/shm/squall-[0-9]+-[0-9a-f]+ needs 16\.0 MiB \(4 rings of 4\.00 MiB for the 2 nodes on this host\) but /dev/shm has 2\.00 MiB free \(No space left on device\)\. Make room: a larger /dev/shm \(Docker's is 64 MiB: docker run --shm-size=1g\), a smaller SQUALL_RING_BYTES \(squallrun --ring-bytes\), or fewer nodes per host" <<<"$out" ||
     fail mpirun "no message naming /dev/shm" "$out"
   [ -z "$(ls /dev/shm)" ] || fail mpirun "the job area's file was left in /dev/shm" "$(ls -l /dev/shm)"
 fi

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "bootstrap/pmix_bootstrap.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pmix.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "common/log.hpp"
 
@@ -29,10 +35,44 @@ std::vector<int> parse_peers(const char* text) {
   return out;
 }
 
-// Unguessable (128 random bits), so that no other user of the host can make the name first.
+// Unguessable (128 random bits), so that no other user of the host can make the name first;
+// with the creator's pid, so that a later job can tell a name abandoned (sweep_abandoned).
 std::string shm_name() {
   const tcp::job_secret random = tcp::make_secret();
-  return "/squall-" + tcp::to_hex(std::span(random).first(16));
+  return "/squall-" + std::to_string(::getpid()) + "-" + tcp::to_hex(std::span(random).first(16));
+}
+
+// The pid in a job area's name "squall-<pid>-<32 hex digits>", or 0 when it is not one.
+pid_t creator_of(const std::string& name) {
+  constexpr std::string_view prefix = "squall-";
+  if (!name.starts_with(prefix)) return 0;
+  const auto dash = name.find('-', prefix.size());
+  if (dash == std::string::npos || dash == prefix.size() || name.size() - dash - 1 != 32) return 0;
+  pid_t pid = 0;
+  for (std::size_t i = prefix.size(); i < dash; ++i) {
+    if (name[i] < '0' || name[i] > '9' || pid > 100'000'000) return 0;
+    pid = pid * 10 + (name[i] - '0');
+  }
+  return pid;
+}
+
+// A job killed during its start-up (between the area's creation and the second fence below)
+// leaves the area's name in /dev/shm. Each new job's first node removes this user's names whose
+// creator is gone and which are older than a start-up can be: a minute.
+void sweep_abandoned() {
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return;
+  const std::time_t now = std::time(nullptr);
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    const pid_t pid = creator_of(name);
+    struct stat st;
+    if (pid <= 0 || ::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || now - st.st_mtime < 60) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    ::shm_unlink(("/" + name).c_str());
+  }
+  ::closedir(dir);
 }
 
 }  // namespace
@@ -71,6 +111,7 @@ pmix_job::pmix_job(std::size_t ring_bytes) {
   // nothing is left in /dev/shm after the job.
   std::string name;
   if (me_ == leader) {
+    sweep_abandoned();
     name = shm_name();
     const int fd = shm::job_area::create_named(name);
     job_ = shm::job_area::create_in(fd, n_, ring_bytes, local_);
