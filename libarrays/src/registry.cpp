@@ -103,8 +103,9 @@ function_fn function(std::uint64_t id) {
   return it->second.f;
 }
 
-void throw_bad_bytes(const char* what, std::size_t size) {
+void throw_bad_bytes(const char* what, std::size_t size, const char* why) {
   throw squall::usage_error("libarrays: " + std::to_string(size) + " bytes are not " + what +
+                            (why != nullptr ? std::string(": ") + why : std::string()) +
                             " (a type mismatch between sender and receiver?)");
 }
 

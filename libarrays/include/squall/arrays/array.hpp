@@ -77,13 +77,11 @@ struct ops_of {
     ar(static_cast<T&>(e));
   }
   static void unpack(element_base& e, std::string_view in) {
-    bytes_source* src = nullptr;
-    std::istream& is = input_from(in, src);
+    bounded_input_archive ar(in);
     try {
-      cereal::BinaryInputArchive ar(is);
       ar(static_cast<T&>(e));
-    } catch (const cereal::Exception&) {
-      throw_bad_bytes("a migrating element", in.size());
+    } catch (const cereal::Exception& x) {
+      throw_bad_bytes("a packed element", in.size(), x.what());
     }
   }
   static element_base* construct_at(void* p) { return new (p) T(); }

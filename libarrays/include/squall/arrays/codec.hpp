@@ -7,7 +7,6 @@
 // form travels with the bytes.
 #pragma once
 #include <cstring>
-#include <istream>
 #include <ostream>
 #include <streambuf>
 #include <string>
@@ -24,6 +23,7 @@
 #include <cereal/types/tuple.hpp>
 #include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
+#include <squall/arrays/bounded_archive.hpp>
 #include <squall/error.hpp>
 
 namespace squall::arrays::detail {
@@ -44,25 +44,13 @@ struct string_sink : std::streambuf {
   std::string* out = nullptr;
 };
 
-// Reads bytes in place.
-struct bytes_source : std::streambuf {
-  void reset(std::string_view s) {
-    char* p = const_cast<char*>(s.data());  // only ever read
-    setg(p, p, p + s.size());
-  }
-  std::streamsize left() { return in_avail(); }
-};
-
-// One stream of each kind per thread, pointed at each message in turn: building a
-// std::ostream (its ios_base and locale) per message cost more than the message's encoding.
-// An archive is made per message; it holds no state between them.
+// One stream per thread, pointed at each message in turn: building a std::ostream (its
+// ios_base and locale) per message cost more than the message's encoding. An archive is made
+// per message; it holds no state between them. (Reading needs no stream:
+// bounded_input_archive reads the bytes in place.)
 struct output_stream {
   string_sink sink;
   std::ostream os{&sink};
-};
-struct input_stream {
-  bytes_source source;
-  std::istream is{&source};
 };
 inline std::ostream& output_to(std::string& out) {
   thread_local output_stream s;
@@ -70,15 +58,9 @@ inline std::ostream& output_to(std::string& out) {
   s.os.clear();
   return s.os;
 }
-inline std::istream& input_from(std::string_view in, bytes_source*& source) {
-  thread_local input_stream s;
-  s.source.reset(in);
-  s.is.clear();
-  source = &s.source;
-  return s.is;
-}
 
-[[noreturn]] void throw_bad_bytes(const char* what, std::size_t size);
+// `size` bytes are not `what`; `why` (when known) says where reading them went wrong.
+[[noreturn]] void throw_bad_bytes(const char* what, std::size_t size, const char* why = nullptr);
 
 // Appends the values to `out`.
 template <class... A>
@@ -115,15 +97,13 @@ std::tuple<std::decay_t<A>...> decode(std::string_view in, const char* what) {
     const char* p = in.data();
     std::apply([&](auto&... v) { ((std::memcpy(&v, p, sizeof v), p += sizeof v), ...); }, values);
   } else {
-    bytes_source* src = nullptr;
-    std::istream& is = input_from(in, src);
+    bounded_input_archive ar(in);
     try {
-      cereal::BinaryInputArchive ar(is);
       std::apply(ar, values);
-    } catch (const cereal::Exception&) {
-      throw_bad_bytes(what, in.size());
+    } catch (const cereal::Exception& e) {
+      throw_bad_bytes(what, in.size(), e.what());
     }
-    if (src->left() != 0) throw_bad_bytes(what, in.size());
+    if (ar.left() != 0) throw_bad_bytes(what, in.size(), "bytes are left over");
   }
   return values;
 }

@@ -22,6 +22,7 @@
 #include <cereal/types/array.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
+#include <squall/arrays/bounded_archive.hpp>
 
 namespace squall::arrays {
 
@@ -116,7 +117,7 @@ concept has_std_hash = requires(const I& i) {
 };
 template <class I>
 concept cereal_binary = cereal::traits::is_output_serializable<I, cereal::BinaryOutputArchive>::value &&
-                        cereal::traits::is_input_serializable<I, cereal::BinaryInputArchive>::value;
+                        cereal::traits::is_input_serializable<I, bounded_input_archive>::value;
 }  // namespace detail
 
 // What may index an array. std::regular: copyable, default-constructible (an index is decoded

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <sstream>
-#include <streambuf>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -74,14 +73,6 @@ inline constexpr bool is_fixed_index = false;
 template <int N>
 inline constexpr bool is_fixed_index<index<N>> = true;
 
-// Reads a key's bytes in place (std::ispanstream is C++23).
-struct bytes_buf : std::streambuf {
-  explicit bytes_buf(const std::string& s) {
-    char* p = const_cast<char*>(s.data());  // only ever read
-    setg(p, p, p + s.size());
-  }
-};
-
 [[noreturn]] void throw_bad_key(std::size_t size, const char* why);
 }  // namespace detail
 
@@ -114,16 +105,14 @@ I index_of(const key& k) {
     std::memcpy(i.at.data(), k.bytes().data(), sizeof i.at);
     return i;
   } else {
-    detail::bytes_buf buf(k.bytes());
-    std::istream is(&buf);
+    detail::bounded_input_archive ar(k.bytes());
     I i;
     try {
-      cereal::BinaryInputArchive ar(is);
       ar(i);
     } catch (const cereal::Exception&) {
       detail::throw_bad_key(k.bytes().size(), "end before a whole index was read");
     }
-    if (buf.in_avail() != 0) detail::throw_bad_key(k.bytes().size(), "hold more than one index");
+    if (ar.left() != 0) detail::throw_bad_key(k.bytes().size(), "hold more than one index");
     return i;
   }
 }
