@@ -1,32 +1,61 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Checkpoint files: `manifest` (node 0: a format line, the node count, and each array's
-// element and index types) and `array-<a>.node-<n>` per array and writing node, a sequence
-// of records: key length (4 bytes), key, packed length (8 bytes), packed element. A restart
-// on m nodes has node k read the files of writing nodes k, k+m, k+2m, ... and send each
-// element to its home.
+// Checkpoint files, format 2 (README.md, libarrays' "Checkpoints", says the same for users):
+// - `array-<a>.node-<n>` per array and writing node: a header of the element count and the
+//   FNV-1a hash of the records (8 bytes each), then the records: key length (4 bytes), key,
+//   packed length (8 bytes), packed element;
+// - `manifest` (node 0, written last): the format line, the node count, each array's element
+//   and index types, each node file's size, element count and hash, and a last line with the
+//   hash of every line before it.
+// A restart on m nodes has node k read the files of writing nodes k, k+m, k+2m, ... Every node
+// checks its files against the manifest and their headers before any element is sent, and
+// the nodes agree on the first problem found, so a damaged checkpoint fails on every node,
+// naming the file, and restores nothing.
 #include <squall/arrays/checkpoint.hpp>
 #include <squall/collectives.hpp>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "runtime.hpp"
 
-namespace squall::arrays {
-namespace detail {
+namespace squall::arrays::detail {
 namespace {
 
-constexpr const char* format_line = "squall-arrays-checkpoint 1";
+constexpr const char* format_word = "squall-arrays-checkpoint";
+constexpr int format_version = 2;
+constexpr std::size_t header_bytes = 16;  // element count, hash of the records
 
-std::string file_of(const std::string& dir, std::size_t array, int node) {
-  return dir + "/array-" + std::to_string(array) + ".node-" + std::to_string(node);
+// What the manifest says of one node file (and its header of itself, but the size).
+struct file_facts {
+  std::uint64_t size = 0, count = 0, hash = 0;
+};
+
+std::string file_name(std::size_t array, int node) {
+  return "array-" + std::to_string(array) + ".node-" + std::to_string(node);
+}
+
+std::string hex(std::uint64_t x) {
+  char s[17];
+  std::snprintf(s, sizeof s, "%016" PRIx64, x);
+  return s;
 }
 
 [[noreturn]] void io_error(const std::string& what, const std::string& path) {
   throw squall::usage_error("libarrays: " + what + " " + path + ": " + std::strerror(errno));
+}
+[[noreturn]] void damaged(const std::string& path, const std::string& why) {
+  throw squall::usage_error("libarrays: " + path + ": " + why);
+}
+// A usage_error's text without usage_error's own "squall: ", to be thrown again.
+std::string reason(const squall::usage_error& e) {
+  const std::string_view what = e.what(), prefix = "squall: ";
+  return std::string(what.starts_with(prefix) ? what.substr(prefix.size()) : what);
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
@@ -45,9 +74,25 @@ std::string read_file(const std::string& path) {
   return std::move(s).str();
 }
 
-std::string manifest(const runtime& r) {
-  std::string m = std::string(format_line) + "\nnodes " + std::to_string(r.nodes) + "\narrays " +
-                  std::to_string(r.arrays.size()) + "\n";
+std::uint64_t word_at(std::string_view bytes, std::size_t at) {
+  std::uint64_t w = 0;
+  std::memcpy(&w, bytes.data() + at, sizeof w);
+  return w;
+}
+
+// This node's file of one array: the header, then the records.
+std::string node_file(array_state& a) {
+  std::string file(header_bytes, '\0');
+  const std::uint64_t count = a.pack_locals(file);
+  const std::uint64_t hash = fnv1a(std::string_view(file).substr(header_bytes));
+  std::memcpy(file.data(), &count, sizeof count);
+  std::memcpy(file.data() + 8, &hash, sizeof hash);
+  return file;
+}
+
+// The lines that must be the same in the writer's manifest and the reader's program's.
+std::string array_lines(const runtime& r) {
+  std::string m = "arrays " + std::to_string(r.arrays.size()) + "\n";
   for (std::size_t a = 0; a < r.arrays.size(); ++a) {
     const element_ops& ops = r.arrays[a]->ops();
     m += std::to_string(a) + " " + std::string(ops.element_name) + " | " + std::string(ops.index_name) + "\n";
@@ -55,35 +100,154 @@ std::string manifest(const runtime& r) {
   return m;
 }
 
-// The node count of the job that wrote `text`, once it is known to describe this job's arrays.
-int check_manifest(const std::string& text, const runtime& r, const std::string& dir) {
-  std::istringstream in(text);
+// files[a * writers + n] is node n's file of array a.
+std::string manifest(const runtime& r, const std::vector<file_facts>& files) {
+  std::string m = std::string(format_word) + " " + std::to_string(format_version) + "\nnodes " +
+                  std::to_string(r.nodes) + "\n" + array_lines(r);
+  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+    for (int n = 0; n < r.nodes; ++n) {
+      const file_facts& f = files[a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(n)];
+      m += file_name(a, n) + " " + std::to_string(f.size) + " " + std::to_string(f.count) + " " + hex(f.hash) + "\n";
+    }
+  }
+  return m + "hash " + hex(fnv1a(m)) + "\n";
+}
+
+// The manifest's format version, from its first line.
+void check_version(const std::string& text, const std::string& path) {
+  const std::string first = text.substr(0, text.find('\n'));
+  int version = 0;
+  char rest = 0;
+  const std::string pattern = std::string(format_word) + " %d%c";
+  if (std::sscanf(first.c_str(), pattern.c_str(), &version, &rest) != 1) {
+    damaged(path, "not a checkpoint manifest (its first line is not \"" + std::string(format_word) + " <format>\")");
+  }
+  if (version < format_version) {
+    damaged(path, "written by an older version of libarrays (checkpoint format " + std::to_string(version) +
+                      "; this version reads format " + std::to_string(format_version) + ")");
+  }
+  if (version > format_version) {
+    damaged(path, "written by a newer version of libarrays (checkpoint format " + std::to_string(version) +
+                      "; this version reads format " + std::to_string(format_version) + ")");
+  }
+}
+
+// The node count of the checkpoint, and what its manifest says of each file, once the
+// manifest is known to be whole and to describe this program's arrays.
+int read_manifest(const std::string& dir, const runtime& r, std::vector<file_facts>& files) {
+  const std::string path = dir + "/manifest";
+  const std::string text = read_file(path);
+  check_version(text, path);
+  // Its last line is the hash of the lines before it: any edit shows.
+  const std::size_t last = text.rfind("hash ");
+  if (last == std::string::npos || text.substr(last) != "hash " + hex(fnv1a(std::string_view(text).substr(0, last))) + "\n") {
+    damaged(path, "checksum mismatch (the manifest was edited or damaged)");
+  }
+  std::istringstream in(text.substr(0, last));
   std::string line, word;
   std::getline(in, line);
-  if (line != format_line) throw squall::usage_error("libarrays: " + dir + " holds no checkpoint (no manifest)");
   int nodes = 0;
-  std::size_t arrays = 0;
-  in >> word >> nodes >> word >> arrays;
-  if (nodes < 1) throw squall::usage_error("libarrays: the checkpoint manifest in " + dir + " is damaged");
-  if (arrays != r.arrays.size()) {
-    throw squall::usage_error("libarrays: the checkpoint in " + dir + " has " + std::to_string(arrays) +
-                              " arrays; this program created " + std::to_string(r.arrays.size()));
-  }
-  // The rest is this program's own manifest's, line for line.
-  const std::string mine = manifest(r);
-  const std::string theirs_types = text.substr(text.find("\narrays"));
-  const std::string mine_types = mine.substr(mine.find("\narrays"));
-  if (theirs_types != mine_types) {
+  if (!(in >> word >> nodes) || word != "nodes" || nodes < 1) damaged(path, "no node count");
+  in.ignore(1);
+  std::string arrays;
+  for (std::size_t a = 0; a <= r.arrays.size() && std::getline(in, line); ++a) arrays += line + "\n";
+  if (arrays != array_lines(r)) {
     throw squall::usage_error("libarrays: the checkpoint in " + dir +
-                              " is of other arrays (element or index types differ from this program's)");
+                              " is of other arrays (their number, or element or index types, differ from this program's)");
   }
+  files.assign(r.arrays.size() * static_cast<std::size_t>(nodes), {});
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::string name, hash;
+    in >> name >> files[i].size >> files[i].count >> hash;
+    const std::string expected = file_name(i / static_cast<std::size_t>(nodes), static_cast<int>(i % static_cast<std::size_t>(nodes)));
+    if (!in || name != expected) damaged(path, "no line for " + expected);
+    files[i].hash = std::strtoull(hash.c_str(), nullptr, 16);
+  }
+  if (in >> word) damaged(path, "more files than " + std::to_string(nodes) + " nodes wrote");
   return nodes;
+}
+
+// One record of a file read back.
+struct record {
+  key k;
+  std::string_view packed;
+  std::uint64_t offset = 0;
+};
+
+// The records of the node file `bytes`, once it matches what the manifest says of it (`facts`)
+// and its own header.
+std::vector<record> check_file(const std::string& path, std::string_view bytes, const file_facts& facts) {
+  if (bytes.size() != facts.size) {
+    damaged(path, std::to_string(bytes.size()) + " bytes, the manifest says " + std::to_string(facts.size));
+  }
+  if (bytes.size() < header_bytes) damaged(path, std::to_string(bytes.size()) + " bytes, too short for its header");
+  const std::uint64_t count = word_at(bytes, 0), hash = word_at(bytes, 8);
+  const std::uint64_t actual = fnv1a(bytes.substr(header_bytes));
+  if (actual != hash) damaged(path, "checksum mismatch (its records hash to " + hex(actual) + ", its header says " + hex(hash) + ")");
+  if (count != facts.count || hash != facts.hash) {
+    damaged(path, "its header says " + std::to_string(count) + " elements hashing to " + hex(hash) + ", the manifest says " +
+                      std::to_string(facts.count) + " hashing to " + hex(facts.hash));
+  }
+  std::vector<record> records;
+  std::size_t at = header_bytes;
+  // A record's length field, checked against the bytes after it before anything is read.
+  const auto length = [&](std::size_t field_bytes, const char* what) {
+    if (bytes.size() - at < field_bytes) {
+      damaged(path, "it ends inside the " + std::string(what) + " length at byte " + std::to_string(at));
+    }
+    std::uint64_t n = 0;
+    std::memcpy(&n, bytes.data() + at, field_bytes);
+    at += field_bytes;
+    if (n > bytes.size() - at) {
+      damaged(path, "the " + std::string(what) + " length at byte " + std::to_string(at - field_bytes) + " says " +
+                        std::to_string(n) + ", more than the " + std::to_string(bytes.size() - at) + " bytes after it");
+    }
+    return static_cast<std::size_t>(n);
+  };
+  while (at < bytes.size()) {
+    record rec;
+    rec.offset = at;
+    const std::size_t key_size = length(4, "key");
+    rec.k = key(std::string(bytes.substr(at, key_size)));
+    at += key_size;
+    const std::size_t packed_size = length(8, "element");
+    rec.packed = bytes.substr(at, packed_size);
+    at += packed_size;
+    records.push_back(std::move(rec));
+  }
+  if (records.size() != count) {
+    damaged(path, "holds " + std::to_string(records.size()) + " elements, its header says " + std::to_string(count));
+  }
+  return records;
+}
+
+// Collective: throws on every node the first of the nodes' problems (the lowest-numbered
+// node's that has one; `mine` is empty when this node has none), so that a program that
+// catches it goes on in step. Returns when no node has one.
+void agree_on_problem(const runtime& r, const std::string& mine) {
+  const int first = squall::allreduce(mine.empty() ? r.nodes : r.me, squall::op::min{});
+  if (first == r.nodes) return;
+  std::string why = mine;
+  std::uint64_t size = why.size();
+  squall::broadcast(size, first);
+  why.resize(size);
+  squall::broadcast(std::span<char>(why.data(), why.size()), first);
+  throw squall::usage_error(why);
 }
 
 }  // namespace
 
-std::string array_state::pack_locals() {
-  std::string out;
+std::string checkpoint_file(const std::string& dir, std::size_t array, int node) { return dir + "/" + file_name(array, node); }
+
+void note_restore_problem(std::uint32_t array, const message& m, const squall::usage_error& e) {
+  runtime& r = rt();
+  if (!r.restore_problem.empty()) return;
+  r.restore_problem = "libarrays: " + checkpoint_file(r.restore_dir, array, static_cast<int>(m.h.b)) + ": the element at byte " +
+                      std::to_string(m.h.a) + " does not unpack: " + reason(e);
+}
+
+std::uint64_t array_state::pack_locals(std::string& out) {
+  std::uint64_t count = 0;
   std::string packed;
   table_.for_each([&](entry_rec& e) {
     if (!e.elem) return;
@@ -95,11 +259,14 @@ std::string array_state::pack_locals() {
     out.append(e.k.bytes());
     out.append(reinterpret_cast<const char*>(&packed_size), sizeof packed_size);
     out.append(packed);
+    ++count;
   });
-  return out;
+  return count;
 }
 
-}  // namespace detail
+}  // namespace squall::arrays::detail
+
+namespace squall::arrays {
 
 void checkpoint(const std::string& dir) {
   quiesce();
@@ -110,39 +277,61 @@ void checkpoint(const std::string& dir) {
     if (ec) throw squall::usage_error("libarrays: cannot make the checkpoint directory " + dir + ": " + ec.message());
   }
   squall::barrier();
-  for (std::size_t a = 0; a < r.arrays.size(); ++a) detail::write_file(detail::file_of(dir, a, r.me), r.arrays[a]->pack_locals());
-  squall::barrier();  // every file is complete before the manifest says so
-  if (r.me == 0) detail::write_file(dir + "/manifest", detail::manifest(r));
+  // Every node's facts of its files, summed into every slot of the table (each has one writer).
+  std::vector<std::uint64_t> table(r.arrays.size() * static_cast<std::size_t>(r.nodes) * 3, 0);
+  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+    const std::string file = detail::node_file(*r.arrays[a]);
+    detail::write_file(detail::checkpoint_file(dir, a, r.me), file);
+    std::uint64_t* facts = &table[(a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(r.me)) * 3];
+    facts[0] = file.size();
+    facts[1] = detail::word_at(file, 0);
+    facts[2] = detail::word_at(file, 8);
+  }
+  squall::allreduce(std::span<const std::uint64_t>(table), std::span<std::uint64_t>(table));  // every file is complete
+  if (r.me == 0) {
+    std::vector<detail::file_facts> files(table.size() / 3);
+    for (std::size_t i = 0; i < files.size(); ++i) files[i] = {table[3 * i], table[3 * i + 1], table[3 * i + 2]};
+    detail::write_file(dir + "/manifest", detail::manifest(r, files));
+  }
   squall::barrier();
 }
 
 void restart(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
-  const int writers = detail::check_manifest(detail::read_file(dir + "/manifest"), r, dir);
-  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
-    for (int w = r.me; w < writers; w += r.nodes) {
-      const std::string bytes = detail::read_file(detail::file_of(dir, a, w));
-      std::size_t at = 0;
-      const auto damaged = [&] { throw squall::usage_error("libarrays: " + detail::file_of(dir, a, w) + " is damaged"); };
-      while (at < bytes.size()) {
-        std::uint32_t key_size = 0;
-        std::uint64_t packed_size = 0;
-        if (bytes.size() - at < sizeof key_size) damaged();
-        std::memcpy(&key_size, bytes.data() + at, sizeof key_size);
-        at += sizeof key_size;
-        if (bytes.size() - at < key_size + sizeof packed_size) damaged();
-        const key k(bytes.substr(at, key_size));
-        at += key_size;
-        std::memcpy(&packed_size, bytes.data() + at, sizeof packed_size);
-        at += sizeof packed_size;
-        if (bytes.size() - at < packed_size) damaged();
-        r.arrays[a]->restore(k, std::string_view(bytes).substr(at, packed_size));
-        at += packed_size;
+  std::vector<detail::file_facts> files;
+  const int writers = detail::read_manifest(dir, r, files);  // the same on every node
+  // This node's files, each checked whole before any element is sent anywhere.
+  struct file {
+    std::size_t array;
+    int writer;
+    std::string bytes;
+    std::vector<detail::record> records;
+  };
+  std::vector<file> mine;
+  std::string problem;
+  try {
+    for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+      for (int w = r.me; w < writers; w += r.nodes) {
+        const std::string path = detail::checkpoint_file(dir, a, w);
+        file& f = mine.emplace_back(file{a, w, detail::read_file(path), {}});
+        f.records = detail::check_file(path, f.bytes, files[a * static_cast<std::size_t>(writers) + static_cast<std::size_t>(w)]);
       }
     }
+  } catch (const squall::usage_error& e) {
+    problem = detail::reason(e);
+  }
+  detail::agree_on_problem(r, problem);
+  r.restore_dir = dir;
+  r.restore_problem.clear();
+  for (const file& f : mine) {
+    for (const detail::record& rec : f.records) r.arrays[f.array]->restore(rec.k, rec.packed, f.writer, rec.offset);
   }
   quiesce();
+  // An element that did not unpack at its home (a record whose bytes hash right, but that
+  // this program's serialize() reads otherwise).
+  problem = std::exchange(r.restore_problem, {});
+  detail::agree_on_problem(r, problem);
 }
 
 }  // namespace squall::arrays

@@ -112,14 +112,20 @@ void array_state::on_restore(const message& m) {
   if (o.act == action::error) protocol_error(o.why, m);
   e.loc = o.entry;
   construct(e, k, e.loc.epoch);
-  ops_.unpack(*e.elem, m.body);
+  try {
+    ops_.unpack(*e.elem, m.body);
+  } catch (const squall::usage_error& x) {
+    note_restore_problem(id_, m, x);  // restart() reports it on every node, naming the file
+  }
   if (o.act == action::flush) flush(e);
 }
 
-void array_state::restore(const key& k, std::string_view packed) {
+void array_state::restore(const key& k, std::string_view packed, int writer, std::uint64_t offset) {
   header h;
   h.what = kind::restore;
   h.source = rt().me;
+  h.a = offset;
+  h.b = static_cast<std::uint64_t>(writer);
   send_to(home_of(k), h, k, packed);
 }
 

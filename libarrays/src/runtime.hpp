@@ -120,9 +120,10 @@ class array_state {
   void start_measurement();
   std::size_t move(const key& k, int to);
 
-  // Checkpoints (checkpoint.cpp): this node's elements packed, and one read back.
-  std::string pack_locals();
-  void restore(const key& k, std::string_view packed);
+  // Checkpoints (checkpoint.cpp): this node's elements packed as records appended to `out`
+  // (returns how many), and one read back, from byte `offset` of writing node `writer`'s file.
+  std::uint64_t pack_locals(std::string& out);
+  void restore(const key& k, std::string_view packed, int writer, std::uint64_t offset);
 
  private:
   // Routing (routing.cpp).
@@ -243,6 +244,9 @@ struct runtime {
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
   std::string lb_plan;                  // during at_sync()
   bool lb_plan_here = false;
+  // During restart(): the checkpoint's directory, and the first element that did not unpack.
+  std::string restore_dir;
+  std::string restore_problem;
   counters stats;  // SQUALL_STATS (count())
 };
 
@@ -281,6 +285,10 @@ class program_code {
   program_code& operator=(const program_code&) = delete;
 };
 [[noreturn]] void protocol_error(const char* what, const message& m);
+// Checkpoints (checkpoint.cpp): the path of a node file, and a restore message `m` whose
+// element did not unpack, kept for restart() to report.
+std::string checkpoint_file(const std::string& dir, std::size_t array, int node);
+void note_restore_problem(std::uint32_t array, const message& m, const squall::usage_error& e);
 
 
 

@@ -18,7 +18,7 @@
 //   reply           the requester      -           -      -         slot        -          -      body: result
 //   lb_report       node 0             -           -      -         -           -          -      body: loads and messages
 //   lb_plan         every node         -           -      -         -           -          -      body: moves and the report
-//   restore         home               -           -      -         -           -          -      body: packed element
+//   restore         home               -           -      -         file offset writer     -      body: packed element
 //   free_slot       the slot's owner   -           -      -         slot        -          -
 //
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its

@@ -13,14 +13,19 @@
 namespace squall::arrays {
 
 // Collective: quiesces, then each node writes its elements of every array to `dir` (made if
-// missing; node 0 writes a manifest of the arrays and the node count). Throws
-// squall::usage_error when a file cannot be written.
+// missing; node 0 writes a manifest of the arrays, the node count and each file's size,
+// element count and checksum). Throws squall::usage_error when a file cannot be written.
 void checkpoint(const std::string& dir);
 
 // Collective, once the program has created the same arrays, in the same order, as the job
 // that wrote `dir`: reads every element and inserts it at its home in this job, then
-// quiesces. Throws squall::usage_error when `dir` holds no checkpoint, or one of other arrays
-// (another element or index type).
+// quiesces. Throws squall::usage_error, on every node and naming the file, when `dir` holds
+// no checkpoint, one of other arrays (another element or index type), one written by another
+// version of libarrays, or a damaged one (a file of another size or checksum than the
+// manifest says, a length past the end of its file, an edited manifest); such a checkpoint is
+// found out before any element is inserted. An element whose bytes are whole but do not
+// unpack (its type's serialize() changed since the checkpoint) is reported the same way, with
+// its file and offset, once the other elements are in.
 void restart(const std::string& dir);
 
 }  // namespace squall::arrays
