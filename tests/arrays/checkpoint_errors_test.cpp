@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A damaged checkpoint, on every node of the job (squallrun -n 1..8): each test writes a good
+// checkpoint and empties the array (as a new job finds it), node 0 damages the checkpoint as a
+// crash, a full disk or an editor would, and restart() must throw squall::usage_error on every
+// node, naming the file and what is wrong, quickly and without a large allocation, and (when
+// the damage shows before any element is sent) insert nothing. Restarting a good checkpoint on another node count is
+// arrays_checkpoint_test's.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <squall/arrays.hpp>
+#include <squall/collectives.hpp>
+#include <squall/runtime.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace arrays = squall::arrays;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int per_node = 4;       // elements each node holds
+constexpr std::size_t values = 4;  // doubles in each element's vector
+
+// When set while checkpointing, elements pack a vector length of 2^27 (1 GiB of doubles) and
+// no doubles: records whose bytes hash right but do not unpack, as when a program's
+// serialize() changed between the job that wrote a checkpoint and the one reading it.
+bool lie = false;
+constexpr std::uint64_t lie_length = std::uint64_t{1} << 27;
+
+std::uint64_t sum_seen = 0;
+void got(const std::uint64_t& s) { sum_seen = s; }
+int count_seen = 0;
+void counted(const int& n) { count_seen = n; }
+
+struct Blob : arrays::element<arrays::index1d> {
+  std::vector<double> state;
+  std::string name;
+  void start() {
+    const int i = this_index()[0];
+    state.assign(values, 0.25 + i);
+    name = "blob-" + std::to_string(1000 + i);  // every record the same size
+  }
+  void sum() {
+    std::uint64_t h = std::hash<std::string>{}(name);
+    for (double x : state) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);
+      h = h * 1099511628211ULL + bits;
+    }
+    contribute(h, arrays::sum<std::uint64_t>(), arrays::on_every_node<&got>());
+  }
+  void count() { contribute(1, arrays::sum<int>(), arrays::on_every_node<&counted>()); }
+  template <class A>
+  void serialize(A& ar) {
+    if constexpr (A::is_saving::value) {
+      if (lie) {
+        ar(lie_length, name);
+        return;
+      }
+    }
+    ar(state, name);
+  }
+};
+
+int elements() { return per_node * squall::nodes(); }
+
+// Element i's home is node i % nodes: each node holds per_node elements, after a restart too.
+arrays::array<Blob>& blobs() {
+  static arrays::array<Blob> a = arrays::array<Blob>::create(
+      arrays::user_home([](const arrays::key& k, int nodes) { return arrays::index_of<arrays::index1d>(k)[0] % nodes; }));
+  return a;
+}
+
+// Makes every element, once per job.
+void fill() {
+  (void)blobs();  // created on every node
+  if (squall::node() == 0) {
+    for (int i = 0; i < elements(); ++i) blobs()[i].insert();
+  }
+  arrays::quiesce();
+  if (squall::node() == 0) blobs().broadcast<&Blob::start>();
+  arrays::quiesce();
+}
+
+std::uint64_t array_sum() {
+  sum_seen = 0;
+  if (squall::node() == 0) blobs().broadcast<&Blob::sum>();
+  arrays::quiesce();
+  return sum_seen;
+}
+
+int array_count() {
+  count_seen = 0;
+  if (squall::node() == 0) blobs().broadcast<&Blob::count>();
+  arrays::quiesce();
+  return count_seen;
+}
+
+// Deletes every element: the array as a new job that restarts sees it.
+void empty_array() {
+  if (squall::node() == 0) {
+    for (int i = 0; i < elements(); ++i) blobs()[i].destroy();
+  }
+  arrays::quiesce();
+}
+
+// One directory per job, named by node 0's pid, under the system's temporary directory.
+std::string job_dir() {
+  int pid = squall::node() == 0 ? static_cast<int>(getpid()) : 0;
+  squall::broadcast(pid);
+  return (fs::temp_directory_path() / ("squall-checkpoint-errors-" + std::to_string(pid))).string();
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return std::move(s).str();
+}
+void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A record's size: key length, key, packed length, packed element.
+std::size_t record_bytes() {
+  Blob b;
+  b.state.assign(values, 0.0);
+  b.name = "blob-1000";
+  std::string packed;
+  arrays::detail::ops_of<Blob>::pack(b, packed);
+  return 4 + arrays::key_of(arrays::index1d{0}).bytes().size() + 8 + packed.size();
+}
+
+std::uint64_t peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<std::uint64_t>(u.ru_maxrss);
+}
+
+class CheckpointErrors : public testing::Test {
+ protected:
+  static void SetUpTestSuite() { fill(); }
+  static void TearDownTestSuite() {
+    const std::string dir = job_dir();
+    squall::barrier();
+    if (squall::node() == 0) fs::remove_all(dir);
+  }
+  // A checkpoint in dir_, a copy of it in dir_.good, and the array emptied.
+  void SetUp() override {
+    dir_ = job_dir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
+    before_ = array_sum();
+    arrays::checkpoint(dir_);
+    if (squall::node() == 0) fs::copy(dir_, dir_ + ".good", fs::copy_options::recursive);
+    empty_array();
+  }
+  // The array as it was, from the good copy, for the next test.
+  void TearDown() override {
+    if (array_count() != 0) empty_array();
+    arrays::restart(dir_ + ".good");
+    EXPECT_EQ(array_sum(), before_);
+    squall::barrier();
+    if (squall::node() == 0) {
+      fs::remove_all(dir_);
+      fs::remove_all(dir_ + ".good");
+    }
+  }
+  // The last node's file of the array: the one a restart on fewer nodes reads with another.
+  std::string last_file() const { return dir_ + "/array-0.node-" + std::to_string(squall::nodes() - 1); }
+  // Node 0 changes the checkpoint with `damage` (once every node has looked at it); every
+  // node then restarts from it and must get a usage_error (returned) that names `named`,
+  // within seconds, with no large allocation.
+  template <class F>
+  std::string restart_error(const std::string& named, F&& damage) {
+    squall::barrier();
+    if (squall::node() == 0) damage();
+    squall::barrier();
+    const std::uint64_t rss = peak_rss_kib();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string what;
+    try {
+      arrays::restart(dir_);
+      ADD_FAILURE() << "restart from a damaged checkpoint returned";
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+    EXPECT_LT(peak_rss_kib() - rss, std::uint64_t{64} << 10) << "KiB more at the peak";
+    EXPECT_NE(what.find(named), std::string::npos) << what;
+    return what;
+  }
+  // Nothing was restored: the array is still empty.
+  void expect_nothing_restored() { EXPECT_EQ(array_count(), 0); }
+
+  std::string dir_;
+  std::uint64_t before_ = 0;
+};
+
+// The control: the checkpoint the other tests damage restores whole when it is not damaged.
+TEST_F(CheckpointErrors, AGoodCheckpointRestoresEveryElement) {
+  EXPECT_EQ(array_count(), 0);
+  arrays::restart(dir_);
+  EXPECT_EQ(array_count(), elements());
+  EXPECT_EQ(array_sum(), before_);
+}
+
+TEST_F(CheckpointErrors, AFileTruncatedAtARecordBoundaryIsRefused) {
+  const std::string file = last_file();
+  const std::size_t size = fs::file_size(file);
+  const std::string what = restart_error(file, [&] { fs::resize_file(file, size - record_bytes()); });
+  EXPECT_NE(what.find(file + ": " + std::to_string(size - record_bytes()) + " bytes, the manifest says " + std::to_string(size)),
+            std::string::npos)
+      << what;
+  expect_nothing_restored();
+}
+
+TEST_F(CheckpointErrors, AnEmptyFileIsRefused) {
+  const std::string file = last_file();
+  const std::size_t size = fs::file_size(file);
+  const std::string what = restart_error(file, [&] { fs::resize_file(file, 0); });
+  EXPECT_NE(what.find(file + ": 0 bytes, the manifest says " + std::to_string(size)), std::string::npos) << what;
+  expect_nothing_restored();
+}
+
+TEST_F(CheckpointErrors, AManifestEditedToAnotherNodeCountIsRefused) {
+  const std::string manifest = dir_ + "/manifest";
+  const std::string what = restart_error(manifest, [&] {
+    std::string text = read_all(manifest);
+    const std::string was = "\nnodes " + std::to_string(squall::nodes()) + "\n";
+    const std::string now = "\nnodes " + std::to_string(squall::nodes() > 1 ? squall::nodes() - 1 : 2) + "\n";
+    text.replace(text.find(was), was.size(), now);
+    write_all(manifest, text);
+  });
+  EXPECT_NE(what.find(manifest + ": checksum mismatch"), std::string::npos) << what;
+  expect_nothing_restored();
+}
+
+TEST_F(CheckpointErrors, AFlippedByteInARecordIsRefused) {
+  const std::string file = last_file();
+  const std::string what = restart_error(file, [&] {
+    std::string bytes = read_all(file);
+    bytes[bytes.size() - record_bytes() / 2] ^= 0x10;  // inside the last record's doubles
+    write_all(file, bytes);
+  });
+  EXPECT_NE(what.find(file + ": checksum mismatch"), std::string::npos) << what;
+  expect_nothing_restored();
+}
+
+// The probe's: a record claiming 2^27 doubles made a node allocate 1 GiB before failing.
+TEST_F(CheckpointErrors, AHugeVectorLengthIsRefusedWithoutAllocatingIt) {
+  const std::string file = last_file();
+  const std::string what = restart_error(file, [&] {
+    std::string bytes = read_all(file);
+    const std::size_t length_at = bytes.size() - record_bytes() + 4 + 4 + 8;  // the last record's vector's
+    std::memcpy(bytes.data() + length_at, &lie_length, sizeof lie_length);
+    write_all(file, bytes);
+  });
+  EXPECT_NE(what.find(file + ": checksum mismatch"), std::string::npos) << what;
+  expect_nothing_restored();
+}
+
+TEST_F(CheckpointErrors, AnOlderFormatsManifestIsRefused) {
+  const std::string manifest = dir_ + "/manifest";
+  const std::string what = restart_error(manifest, [&] {
+    // Format 1's manifest: the format line, the node count and the arrays' types, no more.
+    std::istringstream in(read_all(manifest));
+    std::string line, old = "squall-arrays-checkpoint 1\n";
+    std::getline(in, line);
+    for (int i = 0; i < 3 && std::getline(in, line); ++i) old += line + "\n";
+    write_all(manifest, old);
+  });
+  EXPECT_NE(what.find(manifest + ": written by an older version of libarrays (checkpoint format 1"), std::string::npos) << what;
+  expect_nothing_restored();
+}
+
+TEST_F(CheckpointErrors, AGarbageManifestIsRefused) {
+  const std::string manifest = dir_ + "/manifest";
+  const std::string what = restart_error(manifest, [&] { write_all(manifest, std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10)); });
+  EXPECT_NE(what.find(manifest + ": not a checkpoint manifest"), std::string::npos) << what;
+  expect_nothing_restored();
+}
+
+// The elements are inserted before the one that does not unpack is found at its home.
+TEST_F(CheckpointErrors, ARecordThatDoesNotUnpackIsRefusedWithItsFileAndOffset) {
+  squall::barrier();
+  arrays::restart(dir_ + ".good");
+  lie = true;
+  arrays::checkpoint(dir_);  // over the fixture's: every record lies, and hashes right
+  lie = false;
+  empty_array();
+  const std::string what = restart_error(dir_ + "/array-0.node-", [] {});
+  EXPECT_NE(what.find(" does not unpack: "), std::string::npos) << what;
+  EXPECT_NE(what.find(": the element at byte "), std::string::npos) << what;
+  EXPECT_NE(what.find("the length at byte 0 says 134217728 items of 8 bytes"), std::string::npos) << what;
+}
+
+}  // namespace
