@@ -32,6 +32,7 @@ class bounded_input_archive : public cereal::InputArchive<bounded_input_archive,
 
   void loadBinary(void* data, std::size_t size) {
     if (size > left()) short_of(size);
+    if (size == 0) return;  // an empty vector's data() may be null, which memcpy must not get
     std::memcpy(data, at_, size);
     at_ += size;
   }
