@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
   if (mode == "unregistered" && node_env && std::strcmp(node_env, "0") == 0) {
     stray = squall_am_register("only_on_node_0", only_on_node_0);
   }
-  // Before squall::init, so by the launcher's node number.
-  const int node_number = node_env != nullptr ? std::atoi(node_env) : 0;
+  // Before squall::init, so by the launcher's node number (squallrun's, or a PMIx rank).
+  const char* rank_env = node_env != nullptr ? node_env : std::getenv("PMIX_RANK");
+  const int node_number = rank_env != nullptr ? std::atoi(rank_env) : 0;
   if (mode == "exit-before-init" && node_number == victim) return 0;
   if (mode == "sleep-before-init" && node_number == victim) sleep(static_cast<unsigned>(argc > 3 ? std::atoi(argv[3]) : 5));
   if (mode == "ignore-signals") {

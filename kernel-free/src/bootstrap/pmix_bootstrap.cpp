@@ -11,12 +11,16 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 
+#include "common/config.hpp"
 #include "common/log.hpp"
 
 namespace squall::boot {
@@ -75,6 +79,39 @@ void sweep_abandoned() {
   ::closedir(dir);
 }
 
+// While the host's first node holds the job area's name (until every node of the host has
+// opened it), a SIGTERM, SIGINT or SIGHUP (mpirun stopping a job whose rank failed at start-up)
+// removes the name before the signal has its effect, which would otherwise leave the name
+// in /dev/shm. The program's own handling of the signal then runs as before.
+class name_removed_on_signals {
+ public:
+  explicit name_removed_on_signals(const std::string& name) {
+    std::snprintf(path_, sizeof path_, "/dev/shm%s", name.c_str());
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < std::size(signals_); ++i) ::sigaction(signals_[i], &sa, &before_[i]);
+  }
+  ~name_removed_on_signals() {
+    for (std::size_t i = 0; i < std::size(signals_); ++i) ::sigaction(signals_[i], &before_[i], nullptr);
+    path_[0] = '\0';
+  }
+  name_removed_on_signals(const name_removed_on_signals&) = delete;
+  name_removed_on_signals& operator=(const name_removed_on_signals&) = delete;
+
+ private:
+  static void on_signal(int sig) {
+    if (path_[0] != '\0') ::unlink(path_);
+    for (std::size_t i = 0; i < std::size(signals_); ++i) {
+      if (signals_[i] == sig) ::sigaction(sig, &before_[i], nullptr);
+    }
+    ::raise(sig);  // blocked until this handler returns; then handled as before
+  }
+  static constexpr int signals_[] = {SIGTERM, SIGINT, SIGHUP};
+  static inline struct sigaction before_[std::size(signals_)];
+  static inline char path_[256];
+};
+
 }  // namespace
 
 bool under_pmix() {
@@ -110,9 +147,11 @@ pmix_job::pmix_job(std::size_t ring_bytes) {
   // through PMIx; they map it after the fence; the name goes once everyone holds it, so
   // nothing is left in /dev/shm after the job.
   std::string name;
+  std::optional<name_removed_on_signals> removed_on_signals;
   if (me_ == leader) {
     sweep_abandoned();
-    name = shm_name();
+    name = area_name_ = shm_name();
+    removed_on_signals.emplace(name);
     const int fd = shm::job_area::create_named(name);
     job_ = shm::job_area::create_in(fd, n_, ring_bytes, local_);
     ::close(fd);
@@ -129,6 +168,7 @@ pmix_job::pmix_job(std::size_t ring_bytes) {
   }
   fence();
   if (me_ == leader) ::shm_unlink(name.c_str());
+  area_name_.clear();
 }
 
 void pmix_job::finalize() {
@@ -137,12 +177,25 @@ void pmix_job::finalize() {
   PMIx_Finalize(nullptr, 0);
 }
 
+// Every fence is of the job's start-up, and a node that never comes (it ended, or stopped,
+// before squall::init: the launcher may not say so) would hold the others in it for ever.
+// So each is bounded, as the TCP set-up is, by SQUALL_TCP_TIMEOUT.
 void pmix_job::fence() {
-  pmix_info_t info;
+  pmix_info_t info[2];
   bool collect = true;
-  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-  check(PMIx_Fence(nullptr, 0, &info, 1), "fence");
-  PMIX_INFO_DESTRUCT(&info);
+  int timeout_s = static_cast<int>(env_int("SQUALL_TCP_TIMEOUT", 30, 1, 3600));
+  PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+  const pmix_status_t rc = PMIx_Fence(nullptr, 0, info, 2);
+  PMIX_INFO_DESTRUCT(&info[0]);
+  PMIX_INFO_DESTRUCT(&info[1]);
+  if (rc == PMIX_ERR_TIMEOUT) {
+    if (!area_name_.empty()) ::shm_unlink(area_name_.c_str());
+    fatal("not every node of the job reached its start-up within %d s (SQUALL_TCP_TIMEOUT): has one ended, or "
+          "stopped, before squall::init?",
+          timeout_s);
+  }
+  check(rc, "fence");
 }
 
 std::string pmix_job::get_string(int node, const char* key) {

@@ -47,6 +47,7 @@ class pmix_job {
   std::string nspace_;
   std::vector<bool> local_;
   shm::job_area job_;
+  std::string area_name_;  // the job area's name in /dev/shm while this node must remove it
 };
 
 }  // namespace squall::boot
