@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
   int running = o.nodes;
   int result = 0;
   std::int64_t kill_at = -1;  // when survivors of a lost node get SIGKILL
+  const auto after_grace = [&o] { return squall::now_ns() + o.grace_s * 1'000'000'000; };
   struct unjoined_node {
     int node;
     pid_t pid;
@@ -208,7 +209,7 @@ int main(int argc, char** argv) {
       if (lost && job.header().abort.load() == 0) {
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s; stopping the other nodes\n", node, p, why.c_str());
         job.abort(node, why.c_str());
-        kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
+        kill_at = after_grace();
       } else {  // the job is already stopping because of this node, or it was the last one
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s\n", node, p, why.c_str());
       }
@@ -220,11 +221,11 @@ int main(int argc, char** argv) {
       const char* why = "exited with status 0 before joining the job (it never called squall::init)";
       std::fprintf(stderr, "squallrun: node %d (pid %d) %s; stopping the other nodes\n", node, pid, why);
       job.abort(node, why);
-      kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
+      kill_at = after_grace();
       if (result == 0) result = 1;
     }
     // A node here may have aborted the job itself: it lost a peer on another host.
-    if (kill_at < 0 && job.header().abort.load() != 0) kill_at = squall::now_ns() + o.grace_s * 1'000'000'000;
+    if (kill_at < 0 && job.header().abort.load() != 0) kill_at = after_grace();
     if (kill_at >= 0 && squall::now_ns() >= kill_at && running > 0) {
       std::fprintf(stderr, "squallrun: killing the %d node(s) still running\n", running);
       signal_nodes(SIGKILL);
