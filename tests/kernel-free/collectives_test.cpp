@@ -95,6 +95,18 @@ TEST(Collectives, ReduceAndAllreduceBuiltins) {
   }
 }
 
+// An output smaller than the input is refused on every node that writes it (before, the
+// result was copied past its end).
+TEST(Collectives, OutputSmallerThanInputIsRefused) {
+  const std::array<std::int64_t, 4> in{1, 2, 3, 4};
+  std::array<std::int64_t, 1> out{};
+  EXPECT_THROW(squall::allreduce(std::span<const std::int64_t>(in), std::span<std::int64_t>(out)), squall::usage_error);
+  if (squall::node() == 0) {
+    EXPECT_THROW(squall::reduce(std::span<const std::int64_t>(in), std::span<std::int64_t>(out)), squall::usage_error);
+  }
+  squall::barrier();  // the refusals took no collective's place: the nodes are still in step
+}
+
 // A non-commutative user operator: 2x2 integer matrix product, combined in node order.
 struct mat {
   std::int64_t a, b, c, d;

@@ -69,7 +69,8 @@ struct collective_position {
   const char* last;
 };
 collective_position collectives_position();
-void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t elem_size,
+// `out_count`: how many elements `out` holds (at least `count` where the result is written).
+void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t out_count, std::size_t elem_size,
                   const combine_fn& combine, int root, bool all);
 
 template <class T, class Op>
@@ -103,7 +104,7 @@ void broadcast(T& value, int root = 0) {
 template <class T, class Op = op::sum>
 void reduce(std::span<const T> in, std::span<T> out, Op op = {}, int root = 0) {
   static_assert(std::is_trivially_copyable_v<T>);
-  detail::reduce_bytes(in.data(), out.data(), in.size(), sizeof(T), detail::elementwise<T>(op),
+  detail::reduce_bytes(in.data(), out.data(), in.size(), out.size(), sizeof(T), detail::elementwise<T>(op),
                        root, false);
 }
 
@@ -111,7 +112,7 @@ void reduce(std::span<const T> in, std::span<T> out, Op op = {}, int root = 0) {
 template <class T, class Op = op::sum>
 void allreduce(std::span<const T> in, std::span<T> out, Op op = {}) {
   static_assert(std::is_trivially_copyable_v<T>);
-  detail::reduce_bytes(in.data(), out.data(), in.size(), sizeof(T), detail::elementwise<T>(op), 0,
+  detail::reduce_bytes(in.data(), out.data(), in.size(), out.size(), sizeof(T), detail::elementwise<T>(op), 0,
                        true);
 }
 

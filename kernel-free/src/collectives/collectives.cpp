@@ -126,10 +126,14 @@ void broadcast_bytes(void* data, std::size_t bytes, int root) {
   tree_broadcast(op, static_cast<std::byte*>(data), bytes, root, 0);
 }
 
-void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t elem,
+void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t out_count, std::size_t elem,
                   const combine_fn& combine, int root, bool all) {
   rt::node_runtime& nd = rt::require(all ? "squall::allreduce" : "squall::reduce");
   if (root < 0 || root >= nd.n) throw usage_error(format("reduce: root %d does not exist", root));
+  if ((all || nd.me == root) && out_count < count) {
+    throw usage_error(format("%s: the output holds %zu elements, fewer than the input's %zu",
+                             all ? "allreduce" : "reduce", out_count, count));
+  }
   const std::size_t bytes = count * elem;
   std::vector<std::byte> acc(static_cast<const std::byte*>(in), static_cast<const std::byte*>(in) + bytes);
   coll::operation op(all ? coll::kind::allreduce : coll::kind::reduce);
