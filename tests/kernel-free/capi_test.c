@@ -60,6 +60,15 @@ int main(int argc, char** argv) {
   i = me == 0 ? 42 : 0;
   CHECK(squall_broadcast(&i, sizeof i, 0) == 0);
   CHECK(i == 42);
+  /* NULL where bytes are to be read or written: -1 with a message, not a crash. */
+  CHECK(squall_am_send(0, ping_id, NULL, 16, NULL, 0) == -1);
+  CHECK(strstr(squall_last_error(), "args is null") != NULL);
+  CHECK(squall_am_send(0, ping_id, NULL, 0, NULL, 8) == -1);
+  CHECK(squall_allreduce_double(NULL, NULL, 4, SQUALL_SUM) == -1);
+  CHECK(strstr(squall_last_error(), "is null") != NULL);
+  CHECK(squall_broadcast(NULL, 8, 0) == -1);
+  CHECK(squall_am_wait_until(NULL, NULL) == -1);
+  CHECK(squall_stat(NULL) == 0);
   CHECK(squall_fence() == 0);
   CHECK(squall_stat("am.messages_sent") > 0);
   CHECK(squall_barrier() == 0);

@@ -42,7 +42,7 @@ typedef enum { SQUALL_SUM, SQUALL_MIN, SQUALL_MAX } squall_op;
 int squall_allreduce_double(const double* in, double* out, size_t count, squall_op op);
 int squall_allreduce_int64(const int64_t* in, int64_t* out, size_t count, squall_op op);
 
-/* A named counter's value on this node (0 if never counted), e.g. "am.packets_sent". */
+/* A named counter's value on this node (0 if never counted, or if name is NULL), e.g. "am.packets_sent". */
 uint64_t squall_stat(const char* name);
 
 #ifdef __cplusplus

@@ -31,9 +31,16 @@ void dispatch_c(squall::am::token& t, const void* ctx, const std::byte* args, st
   fn(t.source(), args, args_len, data.data(), data.size());
 }
 
+// A pointer that must not be null when `bytes` of it are to be used.
+void require_pointer(const void* p, std::size_t bytes, const char* api, const char* what) {
+  if (p == nullptr && bytes != 0) throw squall::usage_error(std::string(api) + ": " + what + " is null");
+}
+
 template <class T>
 int allreduce_c(const T* in, T* out, size_t count, squall_op op) {
   return guarded([&] {
+    require_pointer(in, count, "squall_allreduce", "in");
+    require_pointer(out, count, "squall_allreduce", "out");
     std::span<const T> i(in, count);
     std::span<T> o(out, count);
     switch (op) {
@@ -79,6 +86,8 @@ uint32_t squall_am_register(const char* name, squall_am_handler fn) {
 int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len,
                    const void* payload, size_t payload_len) {
   return guarded([&] {
+    require_pointer(args, args_len, "squall_am_send", "args");
+    require_pointer(payload, payload_len, "squall_am_send", "payload");
     const squall::am::handler_entry* h = squall::am::find_handler(handler);
     if (h == nullptr) {
       throw squall::usage_error("squall_am_send: handler id " + std::to_string(handler) +
@@ -97,7 +106,10 @@ int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len
 int squall_am_flush(void) { return guarded([] { squall::am::flush(); }); }
 int squall_am_poll(void) { return guarded([] { squall::am::poll(); }); }
 int squall_am_wait_until(int (*pred)(void*), void* ctx) {
-  return guarded([&] { squall::am::wait_until([&] { return pred(ctx) != 0; }); });
+  return guarded([&] {
+    require_pointer(reinterpret_cast<const void*>(pred), 1, "squall_am_wait_until", "the predicate");
+    squall::am::wait_until([&] { return pred(ctx) != 0; });
+  });
 }
 int squall_am_set_aggregation(unsigned k) { return guarded([&] { squall::am::set_aggregation(k); }); }
 
@@ -110,7 +122,10 @@ size_t squall_am_max_payload(void) {
 int squall_barrier(void) { return guarded([] { squall::barrier(); }); }
 int squall_fence(void) { return guarded([] { squall::fence(); }); }
 int squall_broadcast(void* data, size_t bytes, int root) {
-  return guarded([&] { squall::detail::broadcast_bytes(data, bytes, root); });
+  return guarded([&] {
+    require_pointer(data, bytes, "squall_broadcast", "data");
+    squall::detail::broadcast_bytes(data, bytes, root);
+  });
 }
 int squall_allreduce_double(const double* in, double* out, size_t count, squall_op op) {
   return allreduce_c(in, out, count, op);
@@ -119,6 +134,12 @@ int squall_allreduce_int64(const int64_t* in, int64_t* out, size_t count, squall
   return allreduce_c(in, out, count, op);
 }
 
-uint64_t squall_stat(const char* name) { return squall::stats::take().get(name); }
+uint64_t squall_stat(const char* name) {
+  if (name == nullptr) {
+    last_error = "squall: squall_stat: name is null";
+    return 0;
+  }
+  return squall::stats::take().get(name);
+}
 
 }  // extern "C"
