@@ -19,8 +19,11 @@
 // waiting nodes is a list threaded through one "next" word per lock and node.
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -226,7 +229,22 @@ lock_array::lock_array(std::size_t count) : count_(count) {
     throw usage_error("tsm::lock_array: more than 4096 lock arrays exist at once");
   }
   tables[id_].store(new lock_table(count, homed_here, n), std::memory_order_release);
-  squall::barrier();  // every node has the table before any request for it arrives
+  // Every node has the table before any request for it arrives (the allreduce waits for all),
+  // and every node gave the same count and made its arrays in the same order: a lock's home
+  // and slot are computed from both, and a request to a table of another size would be read
+  // outside it.
+  const std::array<std::uint64_t, 4> mine{count, ~std::uint64_t{count}, std::uint64_t{id_}, ~std::uint64_t{id_}};
+  std::array<std::uint64_t, 4> most{};
+  squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(most), squall::op::max{});
+  if (most[0] != ~most[1] || most[2] != ~most[3]) {
+    delete tables[id_].exchange(nullptr);
+    returned_ids.push_back(id_);
+    throw usage_error(most[0] != ~most[1]
+                          ? "tsm::lock_array: the nodes gave different counts (from " + std::to_string(~most[1]) + " to " +
+                                std::to_string(most[0]) + "); every node must make the same lock arrays"
+                          : std::string("tsm::lock_array: the nodes made their lock arrays in different orders (or "
+                                        "different numbers of them); every node must make the same ones"));
+  }
 }
 
 lock_array::~lock_array() {

@@ -442,3 +442,17 @@ TEST(Reduce, AllreduceSeesEveryNodesWritesAndAgrees) {
 }
 
 }  // namespace
+
+namespace {
+
+// Lock arrays of different sizes on the nodes are refused on every node (a request to a table
+// of another size was once read outside it), and the next one made alike works.
+TEST(TsmLockArrays, DifferentCountsOnTheNodesAreRefusedEverywhere) {
+  if (squall::nodes() == 1) GTEST_SKIP() << "needs two nodes";
+  EXPECT_THROW(squall::tsm::lock_array locks(squall::node() == 0 ? 2 : 3), squall::usage_error);
+  squall::tsm::lock_array locks(4);
+  locks.acquire(static_cast<std::size_t>(squall::node()) % 4);
+  locks.release(static_cast<std::size_t>(squall::node()) % 4);
+}
+
+}  // namespace
