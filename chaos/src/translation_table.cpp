@@ -212,6 +212,12 @@ translation_table::translation_table(std::span<const index> owned, index global_
 }
 
 translation_table translation_table::block(index global_size, table_mode mode) {
+  // Refused here, before the parts are sized from it (a negative size made a vector of a
+  // negative length); every node is given the same size, so every node refuses it.
+  if (global_size < 0) {
+    throw usage_error("chaos::translation_table::block: the global size " + std::to_string(global_size) +
+                      " is negative");
+  }
   const index n = squall::nodes(), me = squall::node();
   const index base = global_size / n, extra = global_size % n;
   const index first = me * base + std::min(me, extra);

@@ -69,6 +69,11 @@ TEST_P(Errors, OwnedListRepeatingOneAndMissingAnother) {
   expect_bad_list(owned, "repeated and missing");
 }
 
+TEST_P(Errors, BlockTableOfNegativeSize) {
+  EXPECT_THROW(chaos::translation_table::block(-5, GetParam()), usage_error);
+  still_works();
+}
+
 TEST_P(Errors, OwnedListOutOfRange) {
   auto owned = owned_list();
   if (me() == 0) owned.back() = size;
