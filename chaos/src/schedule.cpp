@@ -3,7 +3,10 @@
 #include <squall/chaos/schedule.hpp>
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
+#include "agreement.hpp"
 #include "schedule_state.hpp"
 
 namespace squall::chaos {
@@ -40,6 +43,22 @@ schedule merge(const schedule& a, const schedule& b) {
     throw usage_error("chaos::merge: the schedules were built for distributions of different local sizes (" +
                       std::to_string(sa.local_size) + " and " + std::to_string(sb.local_size) + ")");
   }
+  // b must be built on a (the incremental inspector) or fill other ghost slots: a slot that
+  // holds one global index in a and another in b would be filled twice, with one lost.
+  // Agreed (collective), so that every node throws or none does.
+  std::string problem;
+  std::unordered_map<index, index> global_at;  // a's ghost slots
+  for (const auto& [global, slot] : sa.ghost_of) global_at.emplace(slot, global);
+  for (const auto& [global, slot] : sb.ghost_of) {
+    const auto a_slot = sa.ghost_of.find(global);
+    const auto a_global = global_at.find(slot);
+    if ((a_slot != sa.ghost_of.end() && a_slot->second != slot) || (a_global != global_at.end() && a_global->second != global)) {
+      problem = "ghost slot " + std::to_string(slot) + " holds global index " + std::to_string(global) +
+                " in the second schedule but not in the first (build the second on the first: inspect(table, first, ...))";
+      break;
+    }
+  }
+  detail::agree_or_throw(problem, "chaos::merge");
   auto s = std::make_shared<schedule::state>();
   s->local_size = sa.local_size;
   s->ghost_begin = std::min(sa.ghost_begin, sb.ghost_begin);

@@ -74,6 +74,23 @@ TEST_P(Errors, BlockTableOfNegativeSize) {
   still_works();
 }
 
+// Two schedules inspected apart fill the same ghost slots with different indices: merging
+// them would lose one; every node refuses it.
+TEST_P(Errors, MergeOfSchedulesInspectedApart) {
+  if (nodes() == 1) GTEST_SKIP() << "one node has no ghosts";
+  const auto d = random_distribution(size, nodes(), 117);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto first = references(d, me(), 500, refs::mixed, 118);
+  auto second = references(d, me(), 500, refs::mixed, 119);
+  const auto a = chaos::inspect(t, {std::span<index>(first)});
+  const auto b = chaos::inspect(t, {std::span<index>(second)});
+  EXPECT_THROW(chaos::merge(a, b), usage_error);
+  auto third = references(d, me(), 500, refs::mixed, 120);
+  const auto c = chaos::inspect(t, a, {std::span<index>(third)});  // built on a: merges
+  EXPECT_NO_THROW(chaos::merge(a, c));
+  still_works();
+}
+
 TEST_P(Errors, OwnedListOutOfRange) {
   auto owned = owned_list();
   if (me() == 0) owned.back() = size;
