@@ -217,6 +217,14 @@ TEST(WireErrors, CollectiveMismatchWithASplitPhaseSumIsReported) {
   EXPECT_NE(o.output.find("allreduce_sum"), std::string::npos) << o.output;
 }
 
+// Nodes that disagree about a collective's root wait for each other for ever; the one left
+// waiting says so, naming the collectives, rather than hanging silently.
+TEST(WireErrors, CollectiveWithDifferentRootsIsSaid) {
+  background job("SQUALL_LIVENESS_S=0 " + squallrun + " -n 2 " + scenarios + " different-roots");
+  EXPECT_TRUE(job.wait_for_output("the nodes disagree about", 1, 30)) << job.output();
+  EXPECT_NE(job.output().find("waits for node 0's part of reduce"), std::string::npos) << job.output();
+}
+
 TEST(WireErrors, HandlerThatWaitsIsReported) {
   const auto o = run(squallrun + " -n 2 " + scenarios + " handler-waits");
   EXPECT_NE(o.status, 0) << o.output;

@@ -18,6 +18,7 @@
 //   sleep-before-init K S  node K sleeps S seconds before squall::init; then the job ends
 //   ignore-signals    every node ignores SIGINT and SIGTERM, prints "node K pid P up" and
 //                     waits in barriers
+//   different-roots   every node calls reduce with itself as the root, then finalizes
 #include <signal.h>
 #include <unistd.h>
 
@@ -101,6 +102,10 @@ int main(int argc, char** argv) {
   } else if (mode == "handler-waits") {
     if (me == 0) am::send<on_waits>(1);
     for (;;) squall::barrier();
+  } else if (mode == "different-roots") {
+    const std::int64_t in = me + 1;
+    std::int64_t out = 0;
+    squall::reduce(std::span<const std::int64_t>(&in, 1), std::span<std::int64_t>(&out, 1), squall::op::sum{}, me);
   } else if (mode == "exit-before-init" || mode == "sleep-before-init") {
     squall::barrier();
   } else if (mode == "show-pids" || mode == "ignore-signals") {

@@ -80,12 +80,37 @@ void operation::send(int dest, std::uint32_t round, am::payload data) {
 }
 
 namespace {
+// Under the node lock, while this node waits for `src`'s part of collective `seq`: a message
+// of `src`'s for a later collective means it has gone past this one without sending that part
+// (messages between two nodes arrive in the order sent), so the nodes disagree about it (a
+// different root, or a collective one node left by an exception) and this wait may never end.
+// Said once; the wait goes on, since a mistaken stop would end a job.
+void say_if_gone_on(std::uint64_t seq, kind k, int src) {
+  static std::uint64_t said_for = UINT64_MAX;
+  if (said_for == seq) return;
+  for (auto later = inbox.upper_bound(seq); later != inbox.end(); ++later) {
+    for (const message& m : later->second) {
+      if (m.src != src) continue;
+      said_for = seq;
+      warn("this node waits for node %d's part of %s (collective #%llu), but node %d has gone on to %s "
+           "(collective #%llu): the nodes disagree about #%llu (a different root? a collective one node left "
+           "by an exception?)",
+           src, kind_name(k), static_cast<unsigned long long>(seq), src, kind_name(m.k),
+           static_cast<unsigned long long>(later->first), static_cast<unsigned long long>(seq));
+      return;
+    }
+  }
+}
+
 // Under the node lock: takes the message of `round` from `src` for collective `seq` into
 // `out` if it is here. Any message of another kind for the same collective means the nodes
 // called different collectives at this point: the job ends, saying which.
 bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::vector<std::byte>* out) {
   auto it = inbox.find(seq);
-  if (it == inbox.end()) return false;
+  if (it == inbox.end()) {
+    say_if_gone_on(seq, k, src);
+    return false;
+  }
   auto& msgs = it->second;
   for (auto m = msgs.begin(); m != msgs.end(); ++m) {
     if (m->k != k) {
@@ -99,6 +124,7 @@ bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::
     if (msgs.empty()) inbox.erase(it);
     return true;
   }
+  say_if_gone_on(seq, k, src);
   return false;
 }
 }  // namespace
