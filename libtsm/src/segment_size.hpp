@@ -5,10 +5,11 @@
 #include <cstddef>
 #include <string>
 
+#include <squall/tsm.hpp>
+
 namespace squall::tsm::detail {
 
-// usage_error unless `block_size` is a power of two of at least 4096 bytes.
-void check_block_size(std::size_t block_size, const char* api);
+// check_block_size: in squall/tsm.hpp, for the layers above (xsm's allocations divide by it).
 
 // Blocks of a checked `block_size` holding `bytes` (at least one), without wrapping.
 std::size_t blocks_for(std::size_t bytes, std::size_t block_size);

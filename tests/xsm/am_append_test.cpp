@@ -141,4 +141,14 @@ TEST(AmAppend, OverflowIsReportedByEveryNode) {
   tsm::barrier();
 }
 
+TEST(AmAppend, BlockSizeZeroIsAUsageError) {
+  try {
+    xsm::am_append moved(8, 10, 0);
+    ADD_FAILURE() << "am_append took blocks of 0 bytes";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("am_append: the block size must be a power of two"), std::string::npos) << e.what();
+  }
+  tsm::barrier();
+}
+
 }  // namespace

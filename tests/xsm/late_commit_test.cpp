@@ -107,4 +107,14 @@ TEST(LateCommit, EmptyCommitAndOverflowAreHandled) {
   tsm::barrier();
 }
 
+TEST(LateCommit, BlockSizeZeroIsAUsageError) {
+  try {
+    xsm::late_commit list(8, 10, 0);
+    ADD_FAILURE() << "late_commit took blocks of 0 bytes";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("late_commit: the block size must be a power of two"), std::string::npos) << e.what();
+  }
+  tsm::barrier();
+}
+
 }  // namespace

@@ -184,4 +184,15 @@ TEST(MultipleWriter, BlocksLargerThanAMessage) {
   xsm::free(data);
 }
 
+TEST(MultipleWriter, BlockSizeZeroIsAUsageError) {
+  xsm::multiple_writer mw;
+  try {
+    (void)xsm::alloc<double>(100, mw, {.block_size = 0});
+    ADD_FAILURE() << "xsm::alloc took blocks of 0 bytes";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("xsm::alloc: the block size must be a power of two"), std::string::npos) << e.what();
+  }
+  tsm::barrier();
+}
+
 }  // namespace

@@ -63,6 +63,8 @@ struct options {
 void* alloc_bytes(std::size_t bytes, const options& opt = {});
 namespace detail {
 [[noreturn]] void too_many_elements(std::size_t count, std::size_t element_size);  // usage_error
+// usage_error, naming `api`, unless `block_size` is a power of two of at least 4096 bytes.
+void check_block_size(std::size_t block_size, const char* api);
 }
 template <class T>
 T* alloc(std::size_t count, const options& opt = {}) {
