@@ -22,6 +22,7 @@ struct bulk_reduction_state {
   phase_copies<bulk_reduction> copies;
   block_index first = 0, end = 0;
   std::size_t block_size = 0;
+  bool attached = false;  // between attach and detach
   std::vector<std::vector<block_index>> pieces;  // [node]: the blocks it is home to, in order
   std::unique_ptr<channel_set> channels;         // made by the first reduce (collective)
   std::vector<std::byte> piece;                  // the piece this node is combining
@@ -57,11 +58,17 @@ bulk_reduction::bulk_reduction() : state_(std::make_unique<detail::bulk_reductio
 bulk_reduction::~bulk_reduction() = default;
 
 void bulk_reduction::attach(block_index first, block_index end, std::size_t block_size) {
+  if (state_->attached) {
+    throw usage_error("bulk_reduction: this protocol object runs a range already; make one object per data structure");
+  }
+  state_->attached = true;
   state_->first = first;
   state_->end = end;
   state_->block_size = block_size;
   state_->copies.attach(first, end);
 }
+
+void bulk_reduction::detach() { state_->attached = false; }
 
 void bulk_reduction::started(segment s) {
   auto& st = *state_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <squall/error.hpp>
 #include <squall/runtime.hpp>
 
 namespace squall::xsm {
@@ -37,6 +38,9 @@ multiple_writer::multiple_writer() = default;
 multiple_writer::~multiple_writer() = default;
 
 void multiple_writer::attach(block_index first, block_index end, std::size_t block_size) {
+  if (twins_ != nullptr) {  // made here, dropped by detach
+    throw usage_error("multiple-writer: this protocol object runs a range already; make one object per data structure");
+  }
   first_ = first;
   end_ = end;
   block_size_ = block_size;

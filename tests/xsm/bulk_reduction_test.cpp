@@ -134,4 +134,19 @@ TEST(BulkReduction, BadUsesAreClearErrors) {
   xsm::free(total);
 }
 
+TEST(BulkReduction, SecondBindingIsRefusedAndFreeReleasesTheObject) {
+  xsm::bulk_reduction red;
+  double* total = xsm::alloc<double>(elements, red);
+  try {
+    (void)xsm::alloc<double>(elements, red);
+    ADD_FAILURE() << "one bulk_reduction took a second array";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("make one object per data structure"), std::string::npos) << e.what();
+  }
+  tsm::barrier();
+  xsm::free(total);
+  double* again = xsm::alloc<double>(elements, red);  // free detached it: it may run another
+  xsm::free(again);
+}
+
 }  // namespace

@@ -195,4 +195,19 @@ TEST(MultipleWriter, BlockSizeZeroIsAUsageError) {
   tsm::barrier();
 }
 
+TEST(MultipleWriter, SecondBindingIsRefusedAndFreeReleasesTheObject) {
+  xsm::multiple_writer mw;
+  auto* first = xsm::alloc<word>(page_words, mw);
+  try {
+    (void)xsm::alloc<word>(page_words, mw);
+    ADD_FAILURE() << "one multiple_writer took a second array";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("make one object per data structure"), std::string::npos) << e.what();
+  }
+  tsm::barrier();
+  xsm::free(first);
+  auto* again = xsm::alloc<word>(page_words, mw);  // free detached it: it may run another
+  xsm::free(again);
+}
+
 }  // namespace

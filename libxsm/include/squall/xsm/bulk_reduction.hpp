@@ -68,6 +68,7 @@ class bulk_reduction final : public protocol {
 
   std::string_view name() const override { return "bulk_reduction"; }
   void attach(block_index first, block_index end, std::size_t block_size) override;
+  void detach() override;
   void started(segment s) override;
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;
