@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include <squall/error.hpp>
 #include <squall/runtime.hpp>
@@ -91,7 +92,7 @@ void direct_reduction_base::check_inspect(std::span<const std::int64_t> elements
                         "whose changes of home fall on element boundaries)");
     }
   }
-  std::int64_t bad = -1;
+  std::optional<std::int64_t> bad;  // any value, negative ones too, is a bad index
   for (const std::int64_t e : elements) {
     if (e < 0 || static_cast<std::size_t>(e) >= count_) {
       bad = e;
@@ -99,9 +100,9 @@ void direct_reduction_base::check_inspect(std::span<const std::int64_t> elements
     }
   }
   // Every node learns of a bad index, so none goes on into the pattern's collective alone.
-  const int wrong = squall::allreduce(bad >= 0 ? 1 : 0);
-  if (bad >= 0) {
-    throw usage_error("xsm::direct_reduction::inspect: element " + std::to_string(bad) + " is outside the array of " +
+  const int wrong = squall::allreduce(bad.has_value() ? 1 : 0);
+  if (bad.has_value()) {
+    throw usage_error("xsm::direct_reduction::inspect: element " + std::to_string(*bad) + " is outside the array of " +
                       std::to_string(count_) + " elements");
   }
   if (wrong > 0) throw usage_error("xsm::direct_reduction::inspect: another node gave an element outside the array");

@@ -178,4 +178,19 @@ TEST(DirectReduction, ElementAcrossAChangeOfHomeIsRefused) {
   xsm::free(y);
 }
 
+TEST(DirectReduction, NegativeIndexOnOneNodeIsAnErrorOnEveryNode) {
+  xsm::direct_reduction<double> red;
+  auto* y = xsm::alloc<double>(count, red);
+  const std::vector<std::int64_t> elements{node() == 0 ? -1 : 0};  // -1: once the "none" value
+  try {
+    red.inspect(elements);
+    ADD_FAILURE() << "inspect took element " << elements[0];
+  } catch (const usage_error& e) {
+    const std::string expected = node() == 0 ? "element -1 is outside" : "another node gave an element outside";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+  tsm::barrier();
+  xsm::free(y);
+}
+
 }  // namespace
