@@ -19,13 +19,26 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <squall/am.hpp>
+#include <squall/collectives.hpp>
+#include <squall/error.hpp>
 #include <squall/runtime.hpp>
 #include <squall/xsm/protocol.hpp>
 
 namespace squall::xsm::detail {
+
+// Collective, first in a constructor (before any check one node alone could fail): a
+// usage_error on every node unless every node gave the same `value` for `what`.
+inline void check_same_on_every_node(std::uint64_t value, const char* what) {
+  const std::uint64_t low = allreduce(value, op::min{}), high = allreduce(value, op::max{});
+  if (low != high) {
+    throw usage_error(std::string(what) + " differs between nodes (" + std::to_string(low) + " on some, " +
+                      std::to_string(high) + " on others); every node must give the same");
+  }
+}
 
 // Writes `data` at `at` (inside segment s) through the protocol view, block by block.
 inline void write_view(segment s, const std::byte* at, std::span<const std::byte> data) {

@@ -117,4 +117,18 @@ TEST(LateCommit, BlockSizeZeroIsAUsageError) {
   tsm::barrier();
 }
 
+TEST(LateCommit, ItemSizesThatDifferBetweenNodesAreAnErrorOnEveryNode) {
+  const std::size_t item_size = node() == 0 ? 8 : 16;  // one node alone differs on 1 node: none
+  try {
+    xsm::late_commit list(item_size, 10);
+    if (nodes() > 1) ADD_FAILURE() << "late_commit took items of " << item_size << " bytes here, others elsewhere";
+  } catch (const usage_error& e) {
+    EXPECT_GT(nodes(), 1);
+    EXPECT_NE(std::string(e.what()).find("late_commit: the item size differs between nodes (8 on some, 16 on others)"),
+              std::string::npos)
+        << e.what();
+  }
+  tsm::barrier();
+}
+
 }  // namespace
