@@ -233,15 +233,13 @@ lock_array::lock_array(std::size_t count) : count_(count) {
   // and every node gave the same count and made its arrays in the same order: a lock's home
   // and slot are computed from both, and a request to a table of another size would be read
   // outside it.
-  const std::array<std::uint64_t, 4> mine{count, ~std::uint64_t{count}, std::uint64_t{id_}, ~std::uint64_t{id_}};
-  std::array<std::uint64_t, 4> most{};
-  squall::allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(most), squall::op::max{});
-  if (most[0] != ~most[1] || most[2] != ~most[3]) {
+  const auto r = squall::range_over_nodes(std::array<std::uint64_t, 2>{count, id_});
+  if (!r[0].same() || !r[1].same()) {
     delete tables[id_].exchange(nullptr);
     returned_ids.push_back(id_);
-    throw usage_error(most[0] != ~most[1]
-                          ? "tsm::lock_array: the nodes gave different counts (from " + std::to_string(~most[1]) + " to " +
-                                std::to_string(most[0]) + "); every node must make the same lock arrays"
+    throw usage_error(!r[0].same()
+                          ? "tsm::lock_array: the nodes gave different counts (from " + std::to_string(r[0].lowest) +
+                                " to " + std::to_string(r[0].highest) + "); every node must make the same lock arrays"
                           : std::string("tsm::lock_array: the nodes made their lock arrays in different orders (or "
                                         "different numbers of them); every node must make the same ones"));
   }

@@ -70,8 +70,7 @@ am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t bl
     : state_(std::make_unique<detail::am_append_state>(*this, item_size, capacity)) {
   auto& st = *state_;
   // A receiver writes an item at its index times its own item size: the sizes must agree.
-  detail::check_same_on_every_node(item_size, "am_append: the item size");
-  detail::check_same_on_every_node(capacity, "am_append: the capacity");
+  detail::check_same_on_every_node(item_size, capacity, "am_append");
   if (item_size == 0 || capacity == 0) throw usage_error("am_append: the item size and the capacity must be > 0");
   tsm::detail::check_block_size(block_size, "am_append");
   if (item_size > am::max_payload()) {

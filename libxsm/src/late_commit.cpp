@@ -49,8 +49,7 @@ span_of_bytes meet(span_of_bytes a, span_of_bytes b) { return {std::max(a.begin,
 late_commit::late_commit(std::size_t item_size, std::size_t capacity, std::size_t block_size)
     : state_(std::make_unique<detail::late_commit_state>(*this, item_size, capacity)) {
   // commit places every node's items by one prefix sum of counts: the sizes must agree.
-  detail::check_same_on_every_node(item_size, "late_commit: the item size");
-  detail::check_same_on_every_node(capacity, "late_commit: the capacity");
+  detail::check_same_on_every_node(item_size, capacity, "late_commit");
   if (item_size == 0 || capacity == 0) throw usage_error("late_commit: the item size and the capacity must be > 0");
   tsm::detail::check_block_size(block_size, "late_commit");
   if (capacity > SIZE_MAX / item_size) tsm::detail::too_many_elements(capacity, item_size);

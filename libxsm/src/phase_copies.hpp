@@ -13,6 +13,7 @@
 // P is the protocol class; it forwards its routed messages on_fetch and on_copy here.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -31,12 +32,14 @@
 namespace squall::xsm::detail {
 
 // Collective, first in a constructor (before any check one node alone could fail): a
-// usage_error on every node unless every node gave the same `value` for `what`.
-inline void check_same_on_every_node(std::uint64_t value, const char* what) {
-  const std::uint64_t low = allreduce(value, op::min{}), high = allreduce(value, op::max{});
-  if (low != high) {
-    throw usage_error(std::string(what) + " differs between nodes (" + std::to_string(low) + " on some, " +
-                      std::to_string(high) + " on others); every node must give the same");
+// usage_error on every node unless every node gave the same item size and capacity.
+inline void check_same_on_every_node(std::uint64_t item_size, std::uint64_t capacity, const char* protocol) {
+  const auto r = squall::range_over_nodes(std::array<std::uint64_t, 2>{item_size, capacity});
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (r[i].same()) continue;
+    throw usage_error(std::string(protocol) + (i == 0 ? ": the item size" : ": the capacity") + " differs between nodes (" +
+                      std::to_string(r[i].lowest) + " on some, " + std::to_string(r[i].highest) +
+                      " on others); every node must give the same");
   }
 }
 

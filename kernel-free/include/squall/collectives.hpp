@@ -2,6 +2,7 @@
 // Collectives on the active-message layer. Every node calls each collective, in the same
 // order; a node that calls a different one is reported (not hung).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -121,6 +122,26 @@ T allreduce(const T& value, Op op = {}) {
   T out{};
   allreduce(std::span<const T>(&value, 1), std::span<T>(&out, 1), op);
   return out;
+}
+
+// The smallest and the largest of the nodes' values, element by element, in one allreduce
+// (the largest of each value and of its complement): a layer checking that every node gave
+// the same sizes or counts compares the two.
+struct value_range {
+  std::uint64_t lowest, highest;
+  bool same() const { return lowest == highest; }
+};
+template <std::size_t N>
+std::array<value_range, N> range_over_nodes(const std::array<std::uint64_t, N>& mine) {
+  std::array<std::uint64_t, 2 * N> in{}, out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    in[2 * i] = mine[i];
+    in[2 * i + 1] = ~mine[i];
+  }
+  allreduce(std::span<const std::uint64_t>(in), std::span<std::uint64_t>(out), op::max{});
+  std::array<value_range, N> r{};
+  for (std::size_t i = 0; i < N; ++i) r[i] = {~out[2 * i + 1], out[2 * i]};
+  return r;
 }
 
 }  // namespace squall
