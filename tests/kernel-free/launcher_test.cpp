@@ -229,12 +229,27 @@ TEST(WireErrors, CollectiveMismatchWithASplitPhaseSumIsReported) {
   EXPECT_NE(o.output.find("allreduce_sum"), std::string::npos) << o.output;
 }
 
-// Nodes that disagree about a collective's root wait for each other for ever; the one left
-// waiting says so, naming the collectives, rather than hanging silently.
-TEST(WireErrors, CollectiveWithDifferentRootsIsSaid) {
-  background job("SQUALL_LIVENESS_S=0 " + squallrun + " -n 2 " + scenarios + " different-roots");
-  EXPECT_TRUE(job.wait_for_output("the nodes disagree about", 1, 30)) << job.output();
-  EXPECT_NE(job.output().find("waits for node 0's part of reduce"), std::string::npos) << job.output();
+// Nodes that disagree about a collective's root would wait for each other for ever (reduce)
+// or each keep its own value (broadcast): every collective message carries its root, and a
+// node that meets another root, or a part of a collective it has finished, ends the job.
+TEST(WireErrors, ReduceWithDifferentRootsEndsTheJob) {
+  const auto o = run("SQUALL_LIVENESS_S=0 " + squallrun + " -n 2 " + scenarios + " different-roots");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("the nodes disagree about the root of reduce (collective #"), std::string::npos)
+      << o.output;
+}
+
+TEST(WireErrors, BroadcastWithDifferentRootsEndsTheJob) {
+  for (const char* n : {"2", "4"}) {
+    const auto o = run("SQUALL_LIVENESS_S=0 " + squallrun + " -n " + n + " " + scenarios + " broadcast-roots");
+    EXPECT_NE(o.status, 0) << o.output;
+    EXPECT_NE(o.output.find("the nodes disagree about"), std::string::npos) << o.output;
+  }
+  // One node alone with another root: it waits for a part that never comes while another
+  // node's part, from the other root, is there.
+  const auto o = run("SQUALL_LIVENESS_S=0 " + squallrun + " -n 3 " + scenarios + " broadcast-root-1-on-last");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("the nodes disagree about the root of broadcast"), std::string::npos) << o.output;
 }
 
 TEST(WireErrors, HandlerThatWaitsIsReported) {

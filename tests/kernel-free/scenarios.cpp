@@ -19,6 +19,8 @@
 //   ignore-signals    every node ignores SIGINT and SIGTERM, prints "node K pid P up" and
 //                     waits in barriers
 //   different-roots   every node calls reduce with itself as the root, then finalizes
+//   broadcast-roots   every node calls broadcast with itself as the root, then finalizes
+//   broadcast-root-1-on-last   the last node broadcasts from node 1, the others from node 0
 #include <signal.h>
 #include <unistd.h>
 
@@ -106,6 +108,11 @@ int main(int argc, char** argv) {
     const std::int64_t in = me + 1;
     std::int64_t out = 0;
     squall::reduce(std::span<const std::int64_t>(&in, 1), std::span<std::int64_t>(&out, 1), squall::op::sum{}, me);
+  } else if (mode == "broadcast-roots" || mode == "broadcast-root-1-on-last") {
+    const int root = mode == "broadcast-roots" ? me : (me == squall::nodes() - 1 ? 1 : 0);
+    int value = me;
+    squall::broadcast(std::span<int>(&value, 1), root);
+    std::printf("node %d has %d\n", me, value);
   } else if (mode == "exit-before-init" || mode == "sleep-before-init") {
     squall::barrier();
   } else if (mode == "show-pids" || mode == "ignore-signals") {

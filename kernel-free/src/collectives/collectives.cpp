@@ -122,7 +122,7 @@ std::vector<std::vector<std::byte>> exchange_bytes(std::vector<std::vector<std::
 void broadcast_bytes(void* data, std::size_t bytes, int root) {
   rt::node_runtime& nd = rt::require("squall::broadcast");
   if (root < 0 || root >= nd.n) throw usage_error(format("broadcast: root %d does not exist", root));
-  coll::operation op(coll::kind::broadcast);
+  coll::operation op(coll::kind::broadcast, root);
   tree_broadcast(op, static_cast<std::byte*>(data), bytes, root, 0);
 }
 
@@ -136,7 +136,7 @@ void reduce_bytes(const void* in, void* out, std::size_t count, std::size_t out_
   }
   const std::size_t bytes = count * elem;
   std::vector<std::byte> acc(static_cast<const std::byte*>(in), static_cast<const std::byte*>(in) + bytes);
-  coll::operation op(all ? coll::kind::allreduce : coll::kind::reduce);
+  coll::operation op(all ? coll::kind::allreduce : coll::kind::reduce, all ? 0 : root);
   tree_reduce(op, acc.data(), count, elem, combine);
   if (all) {
     tree_broadcast(op, acc.data(), bytes, 0, 1);

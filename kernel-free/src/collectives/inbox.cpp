@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <set>
 
 #include "am/registry.hpp"
 #include "common/log.hpp"
@@ -16,14 +18,22 @@ namespace {
 struct message {
   int src;
   kind k;
-  std::uint32_t round;
+  std::uint32_t round;  // as on the wire: the collective's root above kRoundBits
   std::vector<std::byte> data;
 };
 
-// Guarded by the node lock (the handler below runs under it; receive() takes it). Never
+// A collective's rounds are few (a dissemination barrier has log2(nodes) of them); the bits
+// above carry its root.
+constexpr unsigned kRoundBits = 8;
+int root_of(std::uint32_t wire_round) { return static_cast<int>(wire_round >> kRoundBits); }
+
+// Guarded by the node lock (the handler below runs under it; operations take it). Never
 // destroyed: the progress thread may run a handler while an exiting process destroys statics.
 auto& inbox = *new std::map<std::uint64_t, std::vector<message>>;
-// Written only by the thread calling collectives; read by handlers too (collectives_position).
+auto& open_ops = *new std::vector<std::uint64_t>;  // begun on this node, not yet ended (one or two)
+auto& dropped_ops = *new std::set<std::uint64_t>;  // left by an exception, or abandoned
+// Written by the thread calling collectives, under the node lock; read by handlers too
+// (collectives_position).
 std::atomic<std::uint64_t> next_seq{0};
 std::atomic<kind> last_kind{kind::barrier};
 
@@ -33,6 +43,12 @@ std::atomic<kind> last_kind{kind::barrier};
 namespace squall::coll::detail {
 // Allocates, also when a fault handler's wait runs it (a collective begun by another node).
 void on_collective(am::token& t, std::uint64_t seq, kind k, std::uint32_t round, am::payload data) {
+  if (seq < next_seq.load(std::memory_order_relaxed) && std::ranges::find(open_ops, seq) == open_ops.end()) {
+    if (dropped_ops.contains(seq)) return;
+    fatal("node %d's part of %s (collective #%llu) came after this node had finished its collective #%llu: the "
+          "nodes disagree about it (a different root? a collective one node skipped?)",
+          t.source(), kind_name(k), static_cast<unsigned long long>(seq), static_cast<unsigned long long>(seq));
+  }
   inbox[seq].push_back({t.source(), k, round, std::vector<std::byte>(data.begin(), data.end())});
 }
 }  // namespace squall::coll::detail
@@ -61,21 +77,52 @@ const char* kind_name(kind k) {
   return "unknown collective";
 }
 
-operation::operation(kind k) : kind_(k), seq_(next_seq.load()) {
-  last_kind.store(k);
-  next_seq.store(seq_ + 1);
+operation::operation(kind k, int root)
+    : kind_(k), root_(root), uncaught_(std::uncaught_exceptions()) {
+  rt::locked(rt::require(kind_name(k)), [this] {
+    seq_ = next_seq.load(std::memory_order_relaxed);
+    open_ops.push_back(seq_);
+    last_kind.store(kind_);
+    next_seq.store(seq_ + 1);
+  });
 }
+
+namespace {
+[[noreturn]] void disagree_about_root(kind k, std::uint64_t seq, const message& m, int root) {
+  fatal("the nodes disagree about the root of %s (collective #%llu): node %d's is node %d, this node's node %d",
+        kind_name(k), static_cast<unsigned long long>(seq), m.src, root_of(m.round), root);
+}
+}  // namespace
 
 operation::~operation() {
   for (auto& b : bulk_) b.wait_local();
+  rt::locked(rt::require(kind_name(kind_)), [this] {
+    std::erase(open_ops, seq_);
+    auto left = inbox.find(seq_);
+    if (abandoned_ || std::uncaught_exceptions() > uncaught_) {
+      dropped_ops.insert(seq_);
+      if (left != inbox.end()) inbox.erase(left);
+      return;
+    }
+    if (left == inbox.end()) return;
+    const message& m = left->second.front();
+    if (root_of(m.round) != root_) disagree_about_root(kind_, seq_, m, root_);
+    fatal("node %d's part of %s (collective #%llu) was not taken when this node finished its %s: the nodes "
+          "disagree about it",
+          m.src, kind_name(m.k), static_cast<unsigned long long>(seq_), kind_name(kind_));
+  });
+}
+
+std::uint32_t operation::wire_round(std::uint32_t round) const {
+  return static_cast<std::uint32_t>(root_) << kRoundBits | round;
 }
 
 void operation::send(int dest, std::uint32_t round, am::payload data) {
   if (data.size() <= am::max_payload()) {
-    am::send<&detail::on_collective>(dest, seq_, kind_, round, data);
+    am::send<&detail::on_collective>(dest, seq_, kind_, wire_round(round), data);
     am::flush(dest);
   } else {
-    bulk_.push_back(am::bulk_send<&detail::on_collective>(dest, seq_, kind_, round, data));
+    bulk_.push_back(am::bulk_send<&detail::on_collective>(dest, seq_, kind_, wire_round(round), data));
   }
 }
 
@@ -83,7 +130,7 @@ namespace {
 // Under the node lock, while this node waits for `src`'s part of collective `seq`: a message
 // of `src`'s for a later collective means it has gone past this one without sending that part
 // (messages between two nodes arrive in the order sent), so the nodes disagree about it (a
-// different root, or a collective one node left by an exception) and this wait may never end.
+// collective one node left by an exception, or skipped) and this wait may never end.
 // Said once; the wait goes on, since a mistaken stop would end a job.
 void say_if_gone_on(std::uint64_t seq, kind k, int src) {
   static std::uint64_t said_for = UINT64_MAX;
@@ -93,8 +140,8 @@ void say_if_gone_on(std::uint64_t seq, kind k, int src) {
       if (m.src != src) continue;
       said_for = seq;
       warn("this node waits for node %d's part of %s (collective #%llu), but node %d has gone on to %s "
-           "(collective #%llu): the nodes disagree about #%llu (a different root? a collective one node left "
-           "by an exception?)",
+           "(collective #%llu): the nodes disagree about #%llu (a collective one node left by an exception, or "
+           "skipped?)",
            src, kind_name(k), static_cast<unsigned long long>(seq), src, kind_name(m.k),
            static_cast<unsigned long long>(later->first), static_cast<unsigned long long>(seq));
       return;
@@ -102,9 +149,10 @@ void say_if_gone_on(std::uint64_t seq, kind k, int src) {
   }
 }
 
-// Under the node lock: takes the message of `round` from `src` for collective `seq` into
-// `out` if it is here. Any message of another kind for the same collective means the nodes
-// called different collectives at this point: the job ends, saying which.
+// Under the node lock: takes the message of `round` (as on the wire) from `src` for collective
+// `seq` into `out` if it is here. Any message of another kind or another root for the same
+// collective means the nodes called different collectives at this point: the job ends,
+// saying which.
 bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::vector<std::byte>* out) {
   auto it = inbox.find(seq);
   if (it == inbox.end()) {
@@ -117,6 +165,7 @@ bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::
       fatal("collective mismatch: this node called %s (collective #%llu) but node %d called %s", kind_name(k),
             static_cast<unsigned long long>(seq), m->src, kind_name(m->k));
     }
+    if (root_of(m->round) != root_of(round)) disagree_about_root(k, seq, *m, root_of(round));
     if (m->src != src || m->round != round) continue;
     if (out == nullptr) return true;
     *out = std::move(m->data);
@@ -137,7 +186,7 @@ std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
     int src;
     std::uint32_t round;
     std::vector<std::byte>* out;
-  } ctx{this, src, round, &out};
+  } ctx{this, src, wire_round(round), &out};
   // Runs under the node lock: take the message out of the inbox if it is there.
   auto take = [](void* c) {
     auto* x = static_cast<ctx_t*>(c);
@@ -150,13 +199,13 @@ std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
 bool operation::try_receive(int src, std::uint32_t round, std::vector<std::byte>& out) {
   rt::node_runtime& nd = rt::require(kind_name(kind_));
   std::lock_guard g(nd.lock);
-  return take_message(seq_, kind_, src, round, &out);
+  return take_message(seq_, kind_, src, wire_round(round), &out);
 }
 
 bool operation::arrived(int src, std::uint32_t round) const {
   rt::node_runtime& nd = rt::require(kind_name(kind_));
   std::lock_guard g(nd.lock);
-  return take_message(seq_, kind_, src, round, nullptr);
+  return take_message(seq_, kind_, src, wire_round(round), nullptr);
 }
 
 }  // namespace squall::coll

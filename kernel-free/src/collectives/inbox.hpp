@@ -16,10 +16,17 @@ enum class kind : std::uint32_t {
 };
 const char* kind_name(kind k);
 
-// One collective in progress on this node.
+// One collective in progress on this node. Every message it sends carries its root (0 for the
+// collectives that have none), and a node that receives a part from a node with another root
+// ends the job saying so: nodes that disagree about a root would otherwise wait for ever or,
+// in a broadcast, each keep its own value.
+//
+// A message for a collective this node has finished (or one left on ending it) means the
+// nodes disagree about that collective: the job ends, saying which. A collective left by an
+// exception, or abandoned (allreduce_sum destroyed unfinished), drops its late messages.
 class operation {
  public:
-  explicit operation(kind k);
+  explicit operation(kind k, int root = 0);
   ~operation();  // waits for this node's bulk sends to leave
   operation(const operation&) = delete;
   operation& operator=(const operation&) = delete;
@@ -31,10 +38,17 @@ class operation {
   bool try_receive(int src, std::uint32_t round, std::vector<std::byte>& out);
   // Whether it is here, taking nothing (with or without the node lock).
   bool arrived(int src, std::uint32_t round) const;
+  // This node will not finish it: messages still to come for it are dropped.
+  void abandon() { abandoned_ = true; }
 
  private:
+  std::uint32_t wire_round(std::uint32_t round) const;
+
   kind kind_;
-  std::uint64_t seq_;
+  int root_;
+  int uncaught_;  // std::uncaught_exceptions() when it began
+  bool abandoned_ = false;
+  std::uint64_t seq_ = 0;
   std::vector<am::bulk_handle> bulk_;
 };
 

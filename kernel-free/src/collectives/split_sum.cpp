@@ -50,7 +50,9 @@ allreduce_sum::allreduce_sum(std::span<const std::uint64_t> mine) : s_(std::make
   progress();
 }
 
-allreduce_sum::~allreduce_sum() = default;
+allreduce_sum::~allreduce_sum() {
+  if (!s_->done) s_->op.abandon();  // its sum's late parts are dropped
+}
 
 bool allreduce_sum::ready() const {
   if (s_->done) return true;
