@@ -252,6 +252,17 @@ TEST(WireErrors, BroadcastWithDifferentRootsEndsTheJob) {
   EXPECT_NE(o.output.find("the nodes disagree about the root of broadcast"), std::string::npos) << o.output;
 }
 
+// A live node that skips a channel round for a collective leaves the others waiting for ever;
+// one that has a part of that collective from it (node 2: the barrier's first round) says so,
+// naming the round and the collective.
+TEST(WireErrors, ChannelRoundSkippedForACollectiveIsSaid) {
+  background job("SQUALL_LIVENESS_S=0 " + squallrun + " -n 3 " + scenarios + " channel-skip 1");
+  EXPECT_TRUE(job.wait_for_output("but node 1 has gone on to barrier", 1, 30)) << job.output();
+  EXPECT_NE(job.output().find("node 2: warning: this node waits for node 1's credit of round 2 of channel set #"),
+            std::string::npos)
+      << job.output();
+}
+
 TEST(WireErrors, HandlerThatWaitsIsReported) {
   const auto o = run(squallrun + " -n 2 " + scenarios + " handler-waits");
   EXPECT_NE(o.status, 0) << o.output;

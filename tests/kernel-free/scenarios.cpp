@@ -3,6 +3,7 @@
 //   kill-node K       node K is killed by SIGKILL while the others wait in a barrier
 //   exit-early K      node K exits (status 0) without calling finalize
 //   channel-lost K    node K is killed in a round of a channel set the others wait in
+//   channel-skip K    node K skips round 2 of a channel set for a barrier (a hang, said)
 //   unregistered      node 0 sends a handler id that node 1 has not registered
 //   mismatch          node 0 calls barrier while the others call broadcast
 //   mismatch-split    node 0 calls barrier while the others begin an allreduce_sum
@@ -72,6 +73,13 @@ int main(int argc, char** argv) {
     squall::channel_set ch(std::vector<std::size_t>(static_cast<std::size_t>(squall::nodes()), 8));
     for (;;) {
       if (me == victim && ch.round() == 2) raise(SIGKILL);
+      ch.end_round();
+      ch.wait_round();
+    }
+  } else if (mode == "channel-skip") {
+    squall::channel_set ch(std::vector<std::size_t>(static_cast<std::size_t>(squall::nodes()), 8));
+    for (;;) {
+      if (me == victim && ch.round() == 2) squall::barrier();
       ch.end_round();
       ch.wait_round();
     }

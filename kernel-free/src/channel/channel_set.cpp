@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "channel/state.hpp"
+#include "collectives/inbox.hpp"
 #include "common/log.hpp"
 
 namespace squall {
@@ -70,11 +71,25 @@ void open_round(channel_state& s) {
   if (sent) am::flush();
 }
 
+// Under the node lock, while this node waits for `peer` in round r: a peer that went on to a
+// collective instead is named, once (coll::peer_gone_on). The wait goes on.
+void say_if_gone_on(const channel_state& s, int peer, std::uint64_t r, const char* what) {
+  const auto later = coll::peer_gone_on(peer);
+  if (!later) return;
+  warn("this node waits for node %d's %s of round %llu of channel set #%u, but node %d has gone on to %s "
+       "(collective #%llu), which this node has not begun: if node %d skipped the round, the wait will never end",
+       peer, what, ull(r), s.id, peer, later->name, ull(later->seq), peer);
+}
+
 void await_credit(const channel_state& s, int peer) {
   const std::uint64_t r = s.round.load();
   const auto& granted = s.out[peer].granted;
   if (granted.load(std::memory_order_acquire) >= r) return;
-  am::wait_until([&] { return granted.load(std::memory_order_acquire) >= r; });
+  am::wait_until([&] {
+    if (granted.load(std::memory_order_acquire) >= r) return true;
+    say_if_gone_on(s, peer, r, "credit");
+    return false;
+  });
 }
 
 // Data (possibly none) to peer, ending the round towards it when `last`.
@@ -202,15 +217,19 @@ void channel_set::wait_round() {
                                ull(r), p, p));
     }
   }
-  auto all_ended = [&s, r] {
+  auto first_not_ended = [&s, r] {
     for (int p = 0; p < s.n; ++p) {
-      if (s.in[p].capacity != 0 && s.in[p].ended_through.load(std::memory_order_acquire) <= r) return false;
+      if (s.in[p].capacity != 0 && s.in[p].ended_through.load(std::memory_order_acquire) <= r) return p;
     }
-    return true;
+    return -1;
   };
-  if (!all_ended()) {
+  if (first_not_ended() >= 0) {
     waits.add();
-    am::wait_until([&] { return all_ended(); });  // (am::wait_until takes no lvalue predicate)
+    am::wait_until([&] {
+      const int p = first_not_ended();
+      if (p >= 0) say_if_gone_on(s, p, r, "end");
+      return p < 0;
+    });
   }
   for (int p = 0; p < s.n; ++p) s.out[p].ended = false;
   s.round.store(r + 1);  // no data of round r + 1 arrives before this node's credit for it

@@ -178,6 +178,19 @@ bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::
 }
 }  // namespace
 
+std::optional<later_collective> peer_gone_on(int peer) {
+  static std::uint64_t said_for = UINT64_MAX;
+  for (auto later = inbox.lower_bound(next_seq.load(std::memory_order_relaxed)); later != inbox.end(); ++later) {
+    for (const message& m : later->second) {
+      if (m.src != peer) continue;
+      if (said_for == later->first) return std::nullopt;
+      said_for = later->first;
+      return later_collective{later->first, kind_name(m.k)};
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
   rt::node_runtime& nd = rt::require(kind_name(kind_));
   std::vector<std::byte> out;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -51,5 +52,16 @@ class operation {
   std::uint64_t seq_ = 0;
   std::vector<am::bulk_handle> bulk_;
 };
+
+// Under the node lock, from a wait outside the collectives (a channel round) for something
+// of `peer`'s: a collective this node has not begun that `peer` has sent a part of, each one
+// returned once. Messages between two nodes arrive in the order sent, so the peer went on
+// without sending what this node waits for; unless that collective let it go on without
+// this node (a leaf of a reduce), the wait never ends.
+struct later_collective {
+  std::uint64_t seq;
+  const char* name;
+};
+std::optional<later_collective> peer_gone_on(int peer);
 
 }  // namespace squall::coll
