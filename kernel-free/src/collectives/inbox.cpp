@@ -27,15 +27,41 @@ struct message {
 constexpr unsigned kRoundBits = 8;
 int root_of(std::uint32_t wire_round) { return static_cast<int>(wire_round >> kRoundBits); }
 
-// Guarded by the node lock (the handler below runs under it; operations take it). Never
+// Guarded by the node lock (the handler below runs under it; receive() takes it). Never
 // destroyed: the progress thread may run a handler while an exiting process destroys statics.
 auto& inbox = *new std::map<std::uint64_t, std::vector<message>>;
-auto& open_ops = *new std::vector<std::uint64_t>;  // begun on this node, not yet ended (one or two)
 auto& dropped_ops = *new std::set<std::uint64_t>;  // left by an exception, or abandoned
-// Written by the thread calling collectives, under the node lock; read by handlers too
-// (collectives_position).
+// Written by the thread calling collectives; read by handlers too (collectives_position).
 std::atomic<std::uint64_t> next_seq{0};
 std::atomic<kind> last_kind{kind::barrier};
+// Every collective below this one has ended on this node: a part of one of them that comes
+// now was not taken. Collectives end in the order they began, but for a split-phase sum
+// (allreduce_sum) still open: those that ended after it wait in `ended_early` (touched by
+// the thread calling collectives only) until it ends.
+std::atomic<std::uint64_t> ended_below{0};
+auto& ended_early = *new std::set<std::uint64_t>;
+
+// `src`'s part of a collective this node has ended: the nodes disagree about that collective.
+[[noreturn]] void part_of_ended(int src, kind k, std::uint64_t seq, std::uint32_t wire_round, const char* what) {
+  fatal("node %d's part of %s (collective #%llu, root node %d) %s, so the nodes disagree about it (a different "
+        "root? a collective one node skipped?)",
+        src, kind_name(k), static_cast<unsigned long long>(seq), root_of(wire_round), what);
+}
+
+// The end of collective `seq` on this node (the thread calling collectives).
+void mark_ended(std::uint64_t seq) {
+  std::uint64_t below = ended_below.load(std::memory_order_relaxed);
+  if (seq != below) {
+    ended_early.insert(seq);
+    return;
+  }
+  ++below;
+  while (!ended_early.empty() && *ended_early.begin() == below) {
+    ended_early.erase(ended_early.begin());
+    ++below;
+  }
+  ended_below.store(below, std::memory_order_release);
+}
 
 }  // namespace
 }  // namespace squall::coll
@@ -43,11 +69,9 @@ std::atomic<kind> last_kind{kind::barrier};
 namespace squall::coll::detail {
 // Allocates, also when a fault handler's wait runs it (a collective begun by another node).
 void on_collective(am::token& t, std::uint64_t seq, kind k, std::uint32_t round, am::payload data) {
-  if (seq < next_seq.load(std::memory_order_relaxed) && std::ranges::find(open_ops, seq) == open_ops.end()) {
+  if (seq < ended_below.load(std::memory_order_acquire)) {
     if (dropped_ops.contains(seq)) return;
-    fatal("node %d's part of %s (collective #%llu) came after this node had finished its collective #%llu: the "
-          "nodes disagree about it (a different root? a collective one node skipped?)",
-          t.source(), kind_name(k), static_cast<unsigned long long>(seq), static_cast<unsigned long long>(seq));
+    part_of_ended(t.source(), k, seq, round, "came after this node had ended that collective");
   }
   inbox[seq].push_back({t.source(), k, round, std::vector<std::byte>(data.begin(), data.end())});
 }
@@ -78,39 +102,21 @@ const char* kind_name(kind k) {
 }
 
 operation::operation(kind k, int root)
-    : kind_(k), root_(root), uncaught_(std::uncaught_exceptions()) {
-  rt::locked(rt::require(kind_name(k)), [this] {
-    seq_ = next_seq.load(std::memory_order_relaxed);
-    open_ops.push_back(seq_);
-    last_kind.store(kind_);
-    next_seq.store(seq_ + 1);
-  });
+    : kind_(k), root_(root), uncaught_(std::uncaught_exceptions()), seq_(next_seq.load(std::memory_order_relaxed)) {
+  last_kind.store(k);
+  next_seq.store(seq_ + 1);
 }
-
-namespace {
-[[noreturn]] void disagree_about_root(kind k, std::uint64_t seq, const message& m, int root) {
-  fatal("the nodes disagree about the root of %s (collective #%llu): node %d's is node %d, this node's node %d",
-        kind_name(k), static_cast<unsigned long long>(seq), m.src, root_of(m.round), root);
-}
-}  // namespace
 
 operation::~operation() {
   for (auto& b : bulk_) b.wait_local();
-  rt::locked(rt::require(kind_name(kind_)), [this] {
-    std::erase(open_ops, seq_);
-    auto left = inbox.find(seq_);
-    if (abandoned_ || std::uncaught_exceptions() > uncaught_) {
+  if (abandoned_ || std::uncaught_exceptions() > uncaught_) {
+    rt::locked(rt::require(kind_name(kind_)), [this] {
       dropped_ops.insert(seq_);
-      if (left != inbox.end()) inbox.erase(left);
-      return;
-    }
-    if (left == inbox.end()) return;
-    const message& m = left->second.front();
-    if (root_of(m.round) != root_) disagree_about_root(kind_, seq_, m, root_);
-    fatal("node %d's part of %s (collective #%llu) was not taken when this node finished its %s: the nodes "
-          "disagree about it",
-          m.src, kind_name(m.k), static_cast<unsigned long long>(seq_), kind_name(kind_));
-  });
+      inbox.erase(seq_);
+    });
+  }
+  // A part left untaken is found by the next receive (take_message), under the node lock.
+  mark_ended(seq_);
 }
 
 std::uint32_t operation::wire_round(std::uint32_t round) const {
@@ -149,11 +155,25 @@ void say_if_gone_on(std::uint64_t seq, kind k, int src) {
   }
 }
 
+[[noreturn]] void disagree_about_root(kind k, std::uint64_t seq, const message& m, int root) {
+  fatal("the nodes disagree about the root of %s (collective #%llu): node %d's is node %d, this node's node %d",
+        kind_name(k), static_cast<unsigned long long>(seq), m.src, root_of(m.round), root);
+}
+
 // Under the node lock: takes the message of `round` (as on the wire) from `src` for collective
 // `seq` into `out` if it is here. Any message of another kind or another root for the same
-// collective means the nodes called different collectives at this point: the job ends,
-// saying which.
+// collective means the nodes called different collectives at this point, and one left from a
+// collective this node has ended that they disagreed about it: the job ends, saying which.
 bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::vector<std::byte>* out) {
+  while (!inbox.empty() && inbox.begin()->first < ended_below.load(std::memory_order_relaxed)) {
+    const auto& [left_seq, left] = *inbox.begin();
+    if (dropped_ops.contains(left_seq)) {  // came between its drop and its end
+      inbox.erase(inbox.begin());
+      continue;
+    }
+    const message& m = left.front();
+    part_of_ended(m.src, m.k, left_seq, m.round, "was never taken: this node ended that collective without it");
+  }
   auto it = inbox.find(seq);
   if (it == inbox.end()) {
     say_if_gone_on(seq, k, src);

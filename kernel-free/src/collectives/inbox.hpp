@@ -22,9 +22,10 @@ const char* kind_name(kind k);
 // ends the job saying so: nodes that disagree about a root would otherwise wait for ever or,
 // in a broadcast, each keep its own value.
 //
-// A message for a collective this node has finished (or one left on ending it) means the
-// nodes disagree about that collective: the job ends, saying which. A collective left by an
-// exception, or abandoned (allreduce_sum destroyed unfinished), drops its late messages.
+// A message for a collective this node has ended (or one left when it ended, found by the next
+// receive) means the nodes disagree about that collective: the job ends, saying which. A
+// collective left by an exception, or abandoned (allreduce_sum destroyed unfinished), drops
+// its late messages.
 class operation {
  public:
   explicit operation(kind k, int root = 0);
@@ -49,7 +50,7 @@ class operation {
   int root_;
   int uncaught_;  // std::uncaught_exceptions() when it began
   bool abandoned_ = false;
-  std::uint64_t seq_ = 0;
+  std::uint64_t seq_;
   std::vector<am::bulk_handle> bulk_;
 };
 
