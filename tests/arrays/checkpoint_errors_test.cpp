@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "state_hash.hpp"
+
 namespace arrays = squall::arrays;
 namespace fs = std::filesystem;
 
@@ -50,13 +52,7 @@ struct Blob : arrays::element<arrays::index1d> {
     name = "blob-" + std::to_string(1000 + i);  // every record the same size
   }
   void sum() {
-    std::uint64_t h = std::hash<std::string>{}(name);
-    for (double x : state) {
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, &x, sizeof bits);
-      h = h * 1099511628211ULL + bits;
-    }
-    contribute(h, arrays::sum<std::uint64_t>(), arrays::on_every_node<&got>());
+    contribute(arrays_test::state_hash(name, state), arrays::sum<std::uint64_t>(), arrays::on_every_node<&got>());
   }
   void count() { contribute(1, arrays::sum<int>(), arrays::on_every_node<&counted>()); }
   template <class A>

@@ -10,10 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
+
+#include "state_hash.hpp"
 
 namespace arrays = squall::arrays;
 
@@ -39,13 +40,7 @@ struct Cell : arrays::element<arrays::index2d> {
     if (this_index()[1] % 3 == 0) migrate_me((squall::node() + 1) % squall::nodes());
   }
   void sum() {
-    std::uint64_t h = std::hash<std::string>{}(name);
-    for (double x : state) {
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, &x, sizeof bits);
-      h = h * 1099511628211ULL + bits;
-    }
-    contribute(h, arrays::sum<std::uint64_t>(), arrays::on_root<&got>());
+    contribute(arrays_test::state_hash(name, state), arrays::sum<std::uint64_t>(), arrays::on_root<&got>());
   }
   template <class A>
   void serialize(A& ar) {
