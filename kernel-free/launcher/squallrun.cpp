@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     int node;
     pid_t pid;
   };
-  std::vector<unjoined_node> unjoined;  // ended with status 0 before squall::init
+  std::optional<unjoined_node> unjoined;  // the first to end with status 0 before squall::init
   while (running > 0) {
     wait_a_tick(chld_fd, output);
     int status;
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
         continue;  // a survivor stopping after the loss: expected
       }
       if (!failed && state == squall::shm::not_started) {
-        unjoined.push_back({node, p});  // harmless unless another node joins (below)
+        if (!unjoined) unjoined = unjoined_node{node, p};  // harmless unless another node joins (below)
         continue;
       }
       if (!failed && !early) continue;
@@ -216,8 +216,8 @@ int main(int argc, char** argv) {
     }
     // A node that ended cleanly without joining leaves any node that joins waiting for it in
     // squall::init's barrier for ever.
-    if (!unjoined.empty() && job.header().abort.load() == 0 && any_joined(job, o)) {
-      const auto [node, pid] = unjoined.front();
+    if (unjoined && job.header().abort.load() == 0 && any_joined(job, o)) {
+      const auto [node, pid] = *unjoined;
       const char* why = "exited with status 0 before joining the job (it never called squall::init)";
       std::fprintf(stderr, "squallrun: node %d (pid %d) %s; stopping the other nodes\n", node, pid, why);
       job.abort(node, why);
