@@ -12,12 +12,15 @@
 
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace arrays = squall::arrays;
 
 namespace {
 
 void ignore(const int&) {}
+std::vector<int> summed;
+void got_sum(const std::vector<int>& v) { summed = v; }
 
 struct Cell : arrays::element<arrays::index1d> {
   int value = 0;
@@ -25,6 +28,10 @@ struct Cell : arrays::element<arrays::index1d> {
   int get() const { return value; }
   void sum_it() { contribute(value, arrays::sum<int>(), arrays::on_root<&ignore>()); }
   void max_it() { contribute(value, arrays::max<int>(), arrays::on_root<&ignore>()); }
+  void sum_vector(int length) {
+    contribute(std::vector<int>(static_cast<std::size_t>(length), value), arrays::sum<std::vector<int>>(),
+               arrays::on_root<&got_sum>());
+  }
   void go(int to) { migrate_me(to); }
   void wait_inside() { arrays::quiesce(); }
   template <class A>
@@ -55,6 +62,30 @@ TEST(ArraysErrors, TwoReducersInOneReductionAreRefused) {
     a[1].call<&Cell::max_it>();
   });
   EXPECT_NE(what.find("two reducers"), std::string::npos) << what;
+}
+
+// The probe's: the vectors were added up to the shorter length of each pair, and the result's
+// length was that of whichever came first.
+TEST(ArraysErrors, VectorsOfDifferentLengthsInOneSumAreRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(20);
+  a.insert(21);
+  arrays::quiesce();
+  a[20].call<&Cell::set>(1);
+  a[21].call<&Cell::set>(10);
+  a[20].call<&Cell::sum_vector>(3);
+  a[21].call<&Cell::sum_vector>(3);
+  arrays::quiesce();
+  EXPECT_EQ(summed, (std::vector<int>{11, 11, 11}));  // the same lengths: element by element
+  summed.clear();
+  const std::string what = error_of([&] {
+    a[20].call<&Cell::sum_vector>(2);
+    a[21].call<&Cell::sum_vector>(3);
+  });
+  EXPECT_TRUE(what.find("a sum was given vectors of 2 and 3 values") != std::string::npos ||
+              what.find("a sum was given vectors of 3 and 2 values") != std::string::npos)
+      << what;
+  EXPECT_TRUE(summed.empty()) << summed.size() << " values summed";
 }
 
 TEST(ArraysErrors, InsertingAnIndexTwiceIsRefused) {

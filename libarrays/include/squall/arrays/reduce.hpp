@@ -20,6 +20,7 @@
 
 #include <squall/arrays/codec.hpp>
 #include <squall/arrays/registry.hpp>
+#include <squall/error.hpp>
 
 namespace squall::arrays {
 
@@ -49,7 +50,11 @@ struct plus_op {
   template <class R>
   R operator()(R a, const R& b) const {
     if constexpr (requires { a.size(); a[0]; }) {  // element by element, for vectors and arrays
-      for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) a[i] += b[i];
+      if (a.size() != b.size()) {
+        throw squall::usage_error("libarrays: a sum was given vectors of " + std::to_string(a.size()) + " and " +
+                                  std::to_string(b.size()) + " values: every element contributes one of the same length");
+      }
+      for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
       return a;
     } else {
       return a + b;
@@ -112,6 +117,8 @@ struct callback_function {
 
 }  // namespace detail
 
+// Vectors (and std::arrays) are summed element by element; vectors of different lengths are a
+// usage_error.
 template <class R>
 reducer<R> sum() {
   return {detail::builtin_reducer<R, detail::plus_op>::id};
