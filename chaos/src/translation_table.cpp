@@ -6,6 +6,7 @@
 #include <squall/runtime.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -106,6 +107,25 @@ std::string check_entries(const std::vector<location>& entries, const translatio
   return {};
 }
 
+// Collective, first in the constructor: a usage_error on every node unless every node gave the
+// same global size, mode and page size. With another page size a node computes other pages'
+// holders (the indices it sends looked owned twice, or landed outside the holder's pages); with
+// another mode it calls other collectives.
+void check_same_on_every_node(index global_size, table_mode mode, index page_size, const char* api) {
+  const auto r = squall::range_over_nodes(std::array<std::uint64_t, 3>{
+      static_cast<std::uint64_t>(global_size), static_cast<std::uint64_t>(mode), static_cast<std::uint64_t>(page_size)});
+  const char* const names[] = {"global size", "mode", "page size"};
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (r[i].same()) continue;
+    const auto text = [i](std::uint64_t v) {
+      if (i == 1) return std::string(static_cast<table_mode>(v) == table_mode::replicated ? "replicated" : "distributed");
+      return std::to_string(static_cast<index>(v));
+    };
+    throw usage_error(std::string(api) + ": the " + names[i] + " differs between nodes (" + text(r[i].lowest) +
+                      " on some, " + text(r[i].highest) + " on others); every node must give the same");
+  }
+}
+
 }  // namespace
 
 translation_table::translation_table(std::unique_ptr<state> s) : s_(std::move(s)) {}
@@ -131,6 +151,7 @@ translation_table::translation_table(std::span<const index> owned, index global_
                                      index page_size)
     : s_(std::make_unique<state>()) {
   constexpr const char* api = "chaos::translation_table";
+  check_same_on_every_node(global_size, mode, page_size, api);
   state& s = *s_;
   s.global_size = global_size;
   s.mode = mode;

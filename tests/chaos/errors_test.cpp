@@ -45,6 +45,19 @@ class Errors : public testing::TestWithParam<table_mode> {
     const auto d = random_distribution(size, nodes(), 111);
     return {d.owned_by(me()).begin(), d.owned_by(me()).end()};
   }
+  // Node 0 gives another global size, mode or page size than the others: every node must get
+  // the error naming that parameter and both values.
+  void expect_nodes_differ(index global_size, table_mode mode, index page_size, const std::string& expected) const {
+    std::string what;
+    try {
+      chaos::translation_table(owned_list(), global_size, mode, page_size);
+      ADD_FAILURE() << "a table built from parameters that differ between the nodes";
+    } catch (const usage_error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find(expected), std::string::npos) << "node " << me() << ": " << what;
+    still_works();
+  }
 };
 
 // The mistakes are all on node 0 (whose list is never empty with this seed); every node must
@@ -186,6 +199,27 @@ TEST_P(Errors, OwnedAfterWithBadNewOwners) {
   if (me() == 0) new_owner.front() = nodes();
   EXPECT_THROW(chaos::owned_after(ta, new_owner), usage_error) << "not a node";
   still_works();
+}
+
+// The probe's: with page sizes that differ, the nodes computed different holders and reported
+// "global index ... is owned twice" (a distributed table; a replicated one ignored it).
+TEST_P(Errors, PageSizesThatDifferBetweenNodes) {
+  if (nodes() == 1) GTEST_SKIP() << "one node agrees with itself";
+  expect_nodes_differ(size, GetParam(), me() == 0 ? 32 : 64,
+                      "chaos::translation_table: the page size differs between nodes (32 on some, 64 on others)");
+}
+
+TEST_P(Errors, ModesThatDifferBetweenNodes) {
+  if (nodes() == 1) GTEST_SKIP() << "one node agrees with itself";
+  const table_mode other = GetParam() == table_mode::replicated ? table_mode::distributed : table_mode::replicated;
+  expect_nodes_differ(size, me() == 0 ? other : GetParam(), 64,
+                      "chaos::translation_table: the mode differs between nodes (replicated on some, distributed on others)");
+}
+
+TEST_P(Errors, GlobalSizesThatDifferBetweenNodes) {
+  if (nodes() == 1) GTEST_SKIP() << "one node agrees with itself";
+  expect_nodes_differ(me() == 0 ? size + 1 : size, GetParam(), 64,
+                      "chaos::translation_table: the global size differs between nodes (1000 on some, 1001 on others)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Errors, testing::Values(table_mode::replicated, table_mode::distributed), mode_name);

@@ -20,7 +20,9 @@ class translation_table {
  public:
   // Collective. `owned` lists the global indices this node owns, in local order (its local
   // offset i holds owned[i]). Across the nodes the lists must partition [0, global_size):
-  // a missing, repeated or out-of-range index is a usage_error on every node.
+  // a missing, repeated or out-of-range index is a usage_error on every node. Every node gives
+  // the same global_size, mode and page_size (page_size sizes a distributed table's pages): one
+  // that differs is a usage_error on every node, naming it and its values.
   translation_table(std::span<const index> owned, index global_size, table_mode mode = table_mode::replicated,
                     index page_size = 1024);
 
