@@ -21,6 +21,7 @@
 #include <squall/runtime.hpp>
 
 #include <array>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -277,15 +278,55 @@ void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* 
   }
 }
 
-// A wave's (sent, handled) summed over the nodes, this node's scheduler running meanwhile:
-// a node still waiting on one of this node's elements is answered (squall::allreduce_sum).
-std::array<std::uint64_t, 2> sum_over_nodes(const std::array<std::uint64_t, 2>& mine) {
+// Runs f; what it throws is kept in `failed` (the first thing thrown only).
+template <class F>
+void keeping_failure(std::exception_ptr& failed, F&& f) {
+  try {
+    f();
+  } catch (...) {
+    if (!failed) failed = std::current_exception();
+  }
+}
+
+// A wave's numbers summed over the nodes, this node's scheduler running meanwhile: a node
+// still waiting on one of this node's elements is answered (squall::allreduce_sum). What the
+// scheduler throws meanwhile goes to `failed`, and the sum goes on.
+template <std::size_t N>
+std::array<std::uint64_t, N> sum_over_nodes(const std::array<std::uint64_t, N>& mine, std::exception_ptr& failed) {
   squall::allreduce_sum sum{std::span<const std::uint64_t>(mine)};
-  run_until_woken([](void* s) { return static_cast<squall::allreduce_sum*>(s)->progress(); }, &sum,
-                  [](void* s) { return static_cast<squall::allreduce_sum*>(s)->ready(); }, &sum);
-  std::array<std::uint64_t, 2> all{};
+  while (!sum.progress()) {
+    keeping_failure(failed, [&sum] {
+      run_until_woken([](void* s) { return static_cast<squall::allreduce_sum*>(s)->progress(); }, &sum,
+                      [](void* s) { return static_cast<squall::allreduce_sum*>(s)->ready(); }, &sum);
+    });
+  }
+  std::array<std::uint64_t, N> all{};
   std::copy(sum.result().begin(), sum.result().end(), all.begin());
   return all;
+}
+
+std::string what_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+// Collective, once a wave found that some node failed: every node throws, the lowest failing
+// node's message reaching the others.
+[[noreturn]] void fail_on_every_node(const std::exception_ptr& failed) {
+  const int me = rt().me;
+  const int first = squall::allreduce(failed ? me : INT_MAX, squall::op::min{});
+  std::string text = me == first ? what_of(failed) : std::string();
+  std::uint64_t length = text.size();
+  squall::broadcast(length, first);
+  text.resize(length);
+  squall::broadcast(std::span<char>(text.data(), text.size()), first);
+  if (failed) std::rethrow_exception(failed);
+  throw node_failed(first, text);
 }
 }  // namespace
 }  // namespace detail
@@ -307,15 +348,23 @@ void quiesce() {
   // futures throw), and the detection runs again for those answers. That last sum blocks:
   // every node is here by then, and what a node that has left sends waits in the queue,
   // so no message of after the quiescence runs in it.
+  // A failure (an entry method's, a reduction's) is kept and counted in the next wave, which
+  // then ends quiesce on every node.
+  std::exception_ptr failed;
   std::array<std::uint64_t, 2> last{~0ULL, ~0ULL};
   for (;;) {
-    while (detail::run_some(detail::never, nullptr, /*inbox=*/true)) {
-    }
-    const std::array<std::uint64_t, 2> all = detail::sum_over_nodes(std::array{r.counts.sent, r.counts.handled});
+    detail::keeping_failure(failed, [] {
+      while (detail::run_some(detail::never, nullptr, /*inbox=*/true)) {
+      }
+    });
+    const std::array<std::uint64_t, 3> wave =
+        detail::sum_over_nodes(std::array<std::uint64_t, 3>{r.counts.sent, r.counts.handled, failed ? 1u : 0u}, failed);
+    if (wave[2] != 0) detail::fail_on_every_node(failed);
+    const std::array<std::uint64_t, 2> all{wave[0], wave[1]};
     if (all[0] == all[1] && all == last) {
-      std::size_t failed = 0;
-      for (auto& a : r.arrays) failed += a->fail_held_requests();
-      if (squall::allreduce(failed) == 0) break;
+      std::size_t failed_requests = 0;
+      for (auto& a : r.arrays) failed_requests += a->fail_held_requests();
+      if (squall::allreduce(failed_requests) == 0) break;
       last = {~0ULL, ~0ULL};
       continue;
     }
@@ -338,6 +387,9 @@ void quiesce() {
                  r.me, held);
   }
 }
+
+node_failed::node_failed(int node, const std::string& what)
+    : std::runtime_error("libarrays: quiesce: node " + std::to_string(node) + " failed: " + what), node_(node) {}
 
 scheduler_counts counts() { return detail::rt().counts; }
 

@@ -8,6 +8,7 @@
 // which may run in the handler itself.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -28,7 +29,23 @@ void run_until(F&& done) {
 // index it never created (counted as arrays.held_at_quiescence, and reported). Locations a
 // node remembers but has not used since the quiescence before are forgotten (a message to
 // one goes by the home again).
+//
+// An entry method or a reduction that throws on a node while it quiesces does not leave the
+// others waiting: that node goes on taking part, and at the end of the wave quiesce throws on
+// every node - the exception itself on the node where it was thrown (the first one, if
+// several were), `node_failed` on the others.
 void quiesce();
+
+// Thrown by quiesce on the nodes where nothing failed, when something did on another node:
+// names that node (the lowest, if several failed) and says what it threw.
+class node_failed : public std::runtime_error {
+ public:
+  node_failed(int node, const std::string& what);
+  int node() const { return node_; }
+
+ private:
+  int node_;
+};
 
 // What this node's scheduler has done (also in SQUALL_STATS as arrays.*).
 struct scheduler_counts {
