@@ -192,6 +192,40 @@ TEST(Tcp, ThreeHostsOnLoopbackAddresses) {
   std::remove(json.c_str());
 }
 
+// A host that drops the SYNs (a firewall): here a listener whose accept queue is full, which
+// the kernel answers by dropping them. The connect waited for the kernel's SYN retries (about
+// 130 s) whatever SQUALL_TCP_TIMEOUT said; now the node gives up at the timeout, naming the
+// node and the address.
+TEST(Tcp, PeerThatDropsTheConnectionIsGivenUpAtTheTimeout) {
+  const int base = 12000 + (::getpid() % 2000) * 10;
+  const int hole = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(hole, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(base));
+  sa.sin_addr.s_addr = htonl(0x7f000001);
+  ASSERT_EQ(::bind(hole, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(hole, 0), 0);
+  std::vector<int> fill;  // never accepted: the queue stays full
+  for (int i = 0; i < 3; ++i) {
+    fill.push_back(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    [[maybe_unused]] const int r = ::connect(fill.back(), reinterpret_cast<const sockaddr*>(&sa), sizeof sa);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Only the second host's squallrun: its node 1 connects to node 0's address, the hole.
+  const auto o = run("SQUALL_JOB_SECRET=" + std::string(64, 'c') + " SQUALL_TCP_TIMEOUT=3 SQUALL_TCP_PORT=" +
+                     std::to_string(base) + " " + SQUALLRUN_PATH +
+                     " -n 1 --hosts 127.0.0.1,127.0.0.2 --host-index 1 " + scenarios + " exchange");
+  for (const int fd : fill) ::close(fd);
+  ::close(hole);
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, 20) << o.output;
+  EXPECT_NE(o.output.find("could not connect to node 0 at 127.0.0.1:" + std::to_string(base) +
+                          " within the connect timeout (SQUALL_TCP_TIMEOUT): Connection timed out"),
+            std::string::npos)
+      << o.output;
+}
+
 TEST(Tcp, HostListMistakesAreNamed) {
   const std::string secret = "SQUALL_JOB_SECRET=" + std::string(64, 'b') + " ";
   const struct {

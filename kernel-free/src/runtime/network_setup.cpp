@@ -164,7 +164,7 @@ void setup_transports(node_runtime& nd) {
     nd.control().tcp_port.store(l.where().port, std::memory_order_release);
     endpoints = published_endpoints(nd, deadline);
   }
-  auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, deadline - now_ns());
+  auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, deadline - now_ns(), nd.config.liveness_s);
   node_runtime* self = &nd;
   const network_hooks hooks{[self] { self->shm->ring_doorbell(self->me); },
                             [self] { return serve_arrivals(*self); },

@@ -110,7 +110,12 @@ int accepting::advance(pending& p) {
     refuse_connection(p.fd, why);
     return 0;
   }
-  if (peer <= me_ || peer >= n_ || !over_tcp_[peer] || fds_[peer] >= 0) {
+  if (peer >= n_) {
+    refuse_connection(p.fd, "node " + std::to_string(peer) + " is not a node of this job of " + std::to_string(n_) +
+                                " nodes (do the hosts start jobs of different sizes?)");
+    return 0;
+  }
+  if (peer <= me_ || !over_tcp_[peer] || fds_[peer] >= 0) {
     refuse_connection(p.fd, "node " + std::to_string(peer) + " is not expected to connect here");
     return 0;
   }

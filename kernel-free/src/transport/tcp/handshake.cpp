@@ -129,8 +129,11 @@ bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::
   }
   std::array<std::byte, proof_size> p;
   if (auto r = read_full(fd, p.data(), p.size(), deadline_ns); r != io_result::done) {
-    // Closed: the acceptor refused the response (a wrong secret?).
-    why = std::string("waiting for the proof: ") + describe(r) + (r == io_result::closed ? " (a wrong secret?)" : "");
+    // Closed: the acceptor refused the response; its own warning says why.
+    why = std::string("waiting for the proof: ") + describe(r) +
+          (r == io_result::closed ? " (refused there: a wrong secret? a job of another size on that host? the "
+                                    "handshake too slow? that node's warning says which)"
+                                  : "");
     return false;
   }
   return side.check_proof(p, why);

@@ -23,9 +23,8 @@ int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, st
   while (now_ns() < deadline) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fatal("socket() failed: %s", std::strerror(errno));
-    const sockaddr_in sa = to_sockaddr(e);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) {
-      why = std::strerror(errno);
+    if (const int err = connect_before(fd, e, deadline); err != 0) {
+      why = std::strerror(err);
       ::close(fd);
       ::usleep(20'000);  // not listening yet: try again
       continue;
@@ -65,7 +64,7 @@ listener::~listener() {
 }
 
 std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const std::vector<endpoint>& endpoints,
-                              const listener& l, const job_secret& secret, std::int64_t timeout_ns) {
+                              const listener& l, const job_secret& secret, std::int64_t timeout_ns, int silence_s) {
   const int n = static_cast<int>(over_tcp.size());
   const std::int64_t deadline = now_ns() + timeout_ns;
   std::vector<int> fds(static_cast<std::size_t>(n), -1);
@@ -89,6 +88,9 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
     }
   }  // refuses the handshakes still under way
   report_refusals();
+  for (const int fd : fds) {
+    if (fd >= 0) detect_loss_after(fd, silence_s);
+  }
   return fds;
 }
 

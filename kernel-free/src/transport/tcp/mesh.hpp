@@ -28,11 +28,12 @@ class listener {
 };
 
 // Returns a connected, authenticated, non-blocking socket per peer marked in `over_tcp`
-// (-1 for the others). Fatal, naming the node and address, when a peer cannot be reached
-// or never connects within `timeout_ns`. Connections that fail the handshake meanwhile are
-// closed and counted (tcp.connections_refused).
+// (-1 for the others), each ending once its peer is unreachable for about `silence_s`
+// seconds (detect_loss_after). Fatal, naming the node and address, when a peer cannot be
+// reached or never connects within `timeout_ns`. Connections that fail the handshake
+// meanwhile are closed and counted (tcp.connections_refused).
 std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const std::vector<endpoint>& endpoints,
-                              const listener& l, const job_secret& secret, std::int64_t timeout_ns);
+                              const listener& l, const job_secret& secret, std::int64_t timeout_ns, int silence_s);
 
 // Accepts a connection that arrived after set-up and refuses it: the job's connections
 // are all made. Returns false when there was none.

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -70,9 +71,20 @@ void set_nonblocking(int fd) {
 
 void configure_connection(int fd) {
   set_nonblocking(fd);
-  const int one = 1, idle = 2, interval = 1, probes = 3;
-  const unsigned user_timeout_ms = 5000;
+  const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Idle links carry heartbeat frames once a second, so keepalive matters only when those stop
+// with nothing else unacknowledged; the user timeout bounds unacknowledged data (a cut link,
+// a full window towards a stopped process). Both end 2 s after the watchdog's limit, so that
+// its message ("has not answered for N s") comes first. They were 5 s whatever the limit:
+// a link down for 4 s, or a process stopped 10 s, ended a job that SQUALL_LIVENESS_S=30 allows.
+void detect_loss_after(int fd, int silence_s) {
+  if (silence_s <= 0) return;
+  // The kernel takes at most 127 probes (MAX_TCP_KEEPCNT): longer limits space them out.
+  const int one = 1, idle = 2, interval = (silence_s + 126) / 127, probes = std::max(1, silence_s / interval);
+  const unsigned user_timeout_ms = static_cast<unsigned>(silence_s + 2) * 1000;
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
@@ -95,6 +107,18 @@ bool wait_ready(int fd, short events, std::int64_t deadline_ns) {
 }
 
 }  // namespace
+
+int connect_before(int fd, const endpoint& e, std::int64_t deadline_ns) {
+  set_nonblocking(fd);
+  const sockaddr_in sa = to_sockaddr(e);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) return 0;
+  if (errno != EINPROGRESS) return errno;
+  if (!wait_ready(fd, POLLOUT, deadline_ns)) return ETIMEDOUT;
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+  return err;
+}
 
 io_result read_full(int fd, void* buf, std::size_t len, std::int64_t deadline_ns) {
   auto* p = static_cast<std::byte*>(buf);

@@ -23,10 +23,19 @@ sockaddr_in to_sockaddr(const endpoint& e);
 std::uint32_t first_interface_address();
 endpoint peer_of(int fd);
 
-// Non-blocking, TCP_NODELAY, and keepalive/user timeouts that notice a vanished host
-// within a few seconds even when no data is in flight.
+// Non-blocking and TCP_NODELAY: every connection, from its start.
 void configure_connection(int fd);
+// Once the job's connections are made: keepalive and a TCP user timeout that end the
+// connection once its peer has been unreachable for about `silence_s` seconds (the nodes'
+// SQUALL_LIVENESS_S; the watchdog, which reads the heartbeats, says so first). 0: never, as
+// the watchdog then never reports a silent node (a debugger may hold a process).
+void detect_loss_after(int fd, int silence_s);
 void set_nonblocking(int fd);
+
+// Connects fd (made non-blocking) to e before `deadline_ns` (CLOCK_MONOTONIC): 0, or the
+// errno of the failure, ETIMEDOUT at the deadline. A blocking connect would wait for the
+// kernel's SYN retries (about 2 minutes) towards a host that drops them.
+int connect_before(int fd, const endpoint& e, std::int64_t deadline_ns);
 
 enum class io_result { done, timeout, closed, error };
 // Reads or writes exactly `len` bytes of a non-blocking socket before `deadline_ns`

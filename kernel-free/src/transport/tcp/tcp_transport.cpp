@@ -250,7 +250,9 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
     c.failed = true;
   }
   if (c.said_goodbye.load() || stopping_.load()) return;  // it finished: not a loss
-  hooks_.lost(c.node, "its TCP connection from " + to_string(c.peer) + " " + why);
+  // A connection that died during set-up has no peer address left to read (peer_of).
+  const std::string from = c.peer.ipv4 == 0 && c.peer.port == 0 ? "" : " from " + to_string(c.peer);
+  hooks_.lost(c.node, "its TCP connection" + from + " " + why);
 }
 
 void tcp_transport::read_available(connection& c) {
