@@ -243,10 +243,11 @@ TEST_F(Hosts, GarbageOnAPortIsRefusedAndTheJobGoesOn) {
 }
 
 // After host 2 is lost, every node of the other hosts names a lost node and exits, and every
-// squallrun (host 2's too, if it still runs) exits non-zero, within 10 seconds. A host that
-// notices first and exits is itself lost to the last one, so that one may name it instead;
-// at least one host names a node of host 2.
-void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how) {
+// squallrun (host 2's too, if it still runs) exits non-zero, within 10 seconds. At least one
+// host names a node of host 2; with `every_host_names_it` (TCP), every one does: a node that
+// ends tells its peers whom it lost (an ending frame). Over UCX a host that notices first and
+// exits is itself lost to the last one, which may name it instead.
+void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how, bool every_host_names_it = true) {
   bool named_lost_host = false;
   for (int h = 0; h < hosts; ++h) {
     SCOPED_TRACE(std::string(how) + ", host " + std::to_string(h));
@@ -255,9 +256,15 @@ void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char
     if (h == lost_host) continue;
     EXPECT_LT(out[h].seconds, 10) << out[h].output;
     int reports = 0;
+    bool names_it = false;
     for (const auto& m : squall::test::search_all(out[h].output, "node ([0-9]+) (was lost|has not answered)")) {
       ++reports;
-      named_lost_host = named_lost_host || std::stoi(m.groups[1]) / nodes_per_host == lost_host;
+      const bool names_lost_host = std::stoi(m.groups[1]) / nodes_per_host == lost_host;
+      names_it = names_it || names_lost_host;
+      named_lost_host = named_lost_host || names_lost_host;
+    }
+    if (every_host_names_it) {
+      EXPECT_TRUE(names_it) << out[h].output;
     }
     EXPECT_EQ(reports, nodes_per_host) << out[h].output;
     EXPECT_EQ(count_of(out[h].output, "barriers done"), 0) << out[h].output;
@@ -315,6 +322,24 @@ TEST_F(Hosts, HostWhoseProcessesAreStoppedIsReportedSilent) {
   // The first host to notice names a node of host 2 as silent; the other may see it go.
   EXPECT_GT(count_of(out[0].output + out[1].output, "has not answered for"), 0) << out[0].output << out[1].output;
   expect_host_lost(out, 2, "stopped");
+}
+
+// Host 0 notices the stopped host 2 first (its limit is 2 s, host 1's 20 s) and ends. Host 1
+// then sees host 0's connections close: it names host 2's node from host 0's ending frame,
+// where it used to name host 0's nodes, healthy ones that had merely ended first.
+TEST_F(Hosts, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
+  const std::string quick = "SQUALL_LIVENESS_S=2", slow = "SQUALL_LIVENESS_S=20";
+  job j(c_, scenarios + " barriers 600", {quick, slow, slow});
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.stop_host(2);
+  std::vector<outcome> out;
+  for (int h = 0; h < hosts - 1; ++h) out.push_back(j.parts[h]->finish(60, j.since));
+  c_.kill_host(2);
+  out.push_back(j.parts[2]->finish(60, j.since));
+  EXPECT_GT(count_of(out[0].output, "has not answered for"), 0) << out[0].output;
+  EXPECT_GT(count_of(out[1].output, "said by node 0 as it ended"), 0) << out[1].output;
+  expect_host_lost(out, 2, "stopped, noticed by host 0");
 }
 
 // Node 1 computes for 5 s while the others wait for it: no link carries a packet meanwhile,
@@ -402,7 +427,7 @@ TEST_F(HostsOverUcx, HostWhoseProcessesAreKilledIsReportedLost) {
   ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
   j.since = clock_type::now();
   c_.kill_host(2);
-  expect_host_lost(j.finish(60), 2, "killed, over UCX");
+  expect_host_lost(j.finish(60), 2, "killed, over UCX", false);
 }
 
 // UCX 1.13 has no setting for TCP's user timeout, so data stuck on a cut link is not noticed
@@ -414,7 +439,7 @@ TEST_F(HostsOverUcx, HostWhoseLinkIsCutIsReportedLost) {
   ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
   j.since = clock_type::now();
   c_.cut_link(2);
-  expect_host_lost(j.finish(60), 2, "link cut, over UCX");
+  expect_host_lost(j.finish(60), 2, "link cut, over UCX", false);
 }
 
 TEST_F(HostsOverUcx, IdleLinksAreNotSilence) {

@@ -16,6 +16,10 @@ void warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Formats like printf into a std::string (for usage_error messages).
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// Called by fatal() with its message, after printing it and before the process ends: the
+// runtime tells the node's network peers why (tcp_transport::say_ending). One at a time.
+void set_last_words(void (*fn)(const char* message));
+
 // The node id used in messages (-1 before init, when messages name no node).
 void set_log_node(int node);
 

@@ -134,6 +134,22 @@ std::unique_ptr<network_transport> load_ucx(node_runtime& nd, std::vector<int> f
 
 }  // namespace
 
+namespace {
+// fatal's last words (common/log.hpp): the peers across the network would see only this
+// node's connections close, and blame it. They learn the node the job lost, when that is why
+// this one ends, or else this node's own message.
+void tell_network_peers(const char* message) {
+  node_runtime* nd = current();
+  if (nd == nullptr || nd->net == nullptr) return;
+  const auto& h = nd->job.header();
+  if (h.abort.load() != shm::not_aborted) {
+    nd->net->say_ending(h.lost_node.load(), h.reason);
+  } else {
+    nd->net->say_ending(nd->me, message);
+  }
+}
+}  // namespace
+
 void setup_transports(node_runtime& nd) {
   nd.shm = std::make_unique<shm::shm_transport>(nd.job, nd.me);
   nd.transport = nd.shm.get();
@@ -185,9 +201,11 @@ void setup_transports(node_runtime& nd) {
   // (medians of 5 alternated runs).
   if (const char* v = std::getenv("SQUALL_LINGER_US"); v == nullptr || *v == '\0') nd.config.linger_ns = 0;
   nd.transport = nd.routed.get();
+  set_last_words(tell_network_peers);
 }
 
 void close_transports(node_runtime& nd) {
+  set_last_words(nullptr);
   if (nd.net) nd.net->shutdown(5'000'000'000);
   if (nd.pmix) nd.pmix->finalize();
 }

@@ -43,6 +43,12 @@ class network_transport : public transport {
   // Orderly end (at finalize): says goodbye to every peer and waits, at most timeout_ns,
   // for every peer's goodbye, so that no peer sees a failure before our last data.
   virtual void shutdown(std::int64_t timeout_ns) = 0;
+  // This node ends abnormally (from fatal, any thread): tells the peers it can, in a moment,
+  // which node is to blame (`lost_node`, this one for its own error) and why. Best effort.
+  virtual void say_ending(int lost_node, const std::string& why) {
+    (void)lost_node;
+    (void)why;
+  }
   // For --stats: "tcp", or "ucx (tcp)" with the UCX transports chosen.
   virtual std::string describe() const = 0;
 

@@ -332,6 +332,8 @@ std::size_t tcp_transport::drain_socket(connection& c) {
       count(frames_received);
       if (h.kind == kind_goodbye) {
         c.said_goodbye.store(true);
+      } else if (h.kind == kind_ending) {
+        heard_ending(c, body);
       } else if (h.kind == kind_packet) {
         std::lock_guard g(c.in_mu);
         c.arrived.emplace_back(body.begin(), body.end());
@@ -401,6 +403,41 @@ std::uint64_t tcp_transport::frames_heard(int node) const {
 bool tcp_transport::in_use(int node) const {
   const connection& c = *conns_[node];
   return !c.said_goodbye.load() && !c.ended.load();
+}
+
+void tcp_transport::heard_ending(connection& c, std::span<const std::byte> body) {
+  std::int32_t lost = c.node;
+  if (body.size() >= sizeof lost) std::memcpy(&lost, body.data(), sizeof lost);
+  if (lost < 0 || lost >= static_cast<std::int32_t>(conns_.size())) lost = c.node;
+  const std::string why(reinterpret_cast<const char*>(body.data()) + std::min(body.size(), sizeof lost),
+                        body.size() - std::min(body.size(), sizeof lost));
+  hooks_.lost(lost, why + "; said by node " + std::to_string(c.node) + " as it ended");
+}
+
+void tcp_transport::say_ending(int lost_node, const std::string& why) {
+  std::vector<std::byte> body(sizeof(std::int32_t) + why.size());
+  const auto lost = static_cast<std::int32_t>(lost_node);
+  std::memcpy(body.data(), &lost, sizeof lost);
+  std::memcpy(body.data() + sizeof lost, why.data(), why.size());
+  if (body.size() > max_packet_) body.resize(max_packet_);
+  const std::int64_t deadline = now_ns() + 100'000'000;
+  for (auto& c : conns_) {
+    if (!c || c->ended.load()) continue;
+    std::unique_lock g(c->out_mu, std::try_to_lock);  // a thread that holds it may be the one ending
+    if (!g.owns_lock() || c->failed) continue;
+    append_frame(*c, kind_ending, {}, body, body.size(), nullptr);
+    while (c->unsent() > 0 && !c->failed && now_ns() < deadline) {
+      const ssize_t w = ::send(c->fd, c->pending.data() + c->pending_from, c->unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w > 0) {
+        c->pending_from += static_cast<std::size_t>(w);
+      } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        break;
+      } else {
+        pollfd p{c->fd, POLLOUT, 0};
+        ::poll(&p, 1, 1);
+      }
+    }
+  }
 }
 
 void tcp_transport::say_alive() {

@@ -58,6 +58,8 @@ class tcp_transport final : public network_transport {
   void say_alive() override;
   // Says goodbye on every connection; no peer then reads a reset before our data.
   void shutdown(std::int64_t timeout_ns) override;
+  // An ending frame on every connection whose lock is free, pushed out for at most 100 ms.
+  void say_ending(int lost_node, const std::string& why) override;
   std::string describe() const override { return "tcp"; }
 
  private:
@@ -71,6 +73,7 @@ class tcp_transport final : public network_transport {
   bool append_frame(connection& c, std::uint32_t kind, std::span<const std::byte> head,
                     std::span<const std::byte> body, std::size_t body_size, const body_writer* write);
   void peer_failed(connection& c, const std::string& why);
+  void heard_ending(connection& c, std::span<const std::byte> body);  // a peer's ending frame
 
   std::size_t max_packet_;
   listener listener_;
