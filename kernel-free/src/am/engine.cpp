@@ -257,6 +257,7 @@ bool engine::push_bulk(int dest, queued& q) {
       out_[dest].queued_bytes -= chunk;
       count(packets_sent);
       count(bulk_fragments);
+      ++pushed_;
       return true;
     }
     if (!t_.try_send(dest, std::span(head, head_fixed + extra), std::span(q.data + q.sent, chunk))) {
@@ -266,29 +267,43 @@ bool engine::push_bulk(int dest, queued& q) {
     out_[dest].queued_bytes -= chunk;
     count(packets_sent);
     count(bulk_fragments);
+    ++pushed_;
   } while (q.sent < q.size);
   return true;
 }
 
 void engine::push_queued() {
-  if (!has_unsent()) return;
+  if (!has_unsent()) {
+    if (sends_stalled_.load(std::memory_order_relaxed)) sends_stalled_.store(false, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t before = pushed_;
+  bool refused = false;
   for (int d = 0; d < nodes_; ++d) {
     outgoing& o = out_[d];
     if (o.queue.empty()) continue;
     while (!o.queue.empty()) {
       queued& q = o.queue.front();
       if (q.bulk) {
-        if (!push_bulk(d, q)) break;
+        if (!push_bulk(d, q)) {
+          refused = true;
+          break;
+        }
         if (!q.whole) q.bulk->local.store(true, std::memory_order_release);  // else when the transport says
       } else {
-        if (!t_.try_send(d, q.packet, {})) break;
+        if (!t_.try_send(d, q.packet, {})) {
+          refused = true;
+          break;
+        }
         o.queued_bytes -= q.packet.size();
         count(packets_sent);
+        ++pushed_;
       }
       o.queue.pop_front();
     }
     if (o.queue.empty() && o.count == 0) add_unsent(-1);
   }
+  sends_stalled_.store(refused && pushed_ == before, std::memory_order_relaxed);
 }
 
 void engine::call_at(std::int64_t deadline_ns, void (*fn)(void*), void* ctx) {

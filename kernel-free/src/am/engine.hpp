@@ -108,6 +108,10 @@ class engine {
     return sizeof(record_header) + ((args_len + 7) & ~std::size_t{7}) + payload_len <= shm::mailbox::max_packet;
   }
 
+  // Whether the last push of the queued packets sent none of them (the transport refused: a
+  // full socket). A waiter then lets the transport wake it when there is room, rather than
+  // retry at once (tcp_transport::write_pending rings the node).
+  bool sends_stalled() const { return sends_stalled_.load(std::memory_order_relaxed); }
   bool has_unsent() const {
     return unsent_.load(std::memory_order_relaxed) != 0 ||
            staged_bytes_.load(std::memory_order_relaxed) != drained_bytes_.load(std::memory_order_relaxed);
@@ -289,6 +293,8 @@ class engine {
   // read without it (has_unsent): a load and a store, not a locked read-modify-write, which
   // cost a fifth of a small send (two per message at aggregation 1).
   std::atomic<int> unsent_{0};
+  std::atomic<bool> sends_stalled_{false};
+  std::uint64_t pushed_ = 0;  // packets and fragments handed to the transport (node lock)
   void add_unsent(int d) { unsent_.store(unsent_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
   std::atomic<std::uint64_t> handled_epoch_{0};  // advances when a poll handled something
   void (*on_handled_)(void*) = nullptr;

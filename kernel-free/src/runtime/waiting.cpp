@@ -384,8 +384,11 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       worked = true;
       return true;
     };
+    // Unsent packets are retried at once, unless the transport refused them all last time: it
+    // rings the node when it has room.
     for (unsigned spins = 1; !(nd.engine->mail_waiting() && handle_mail()) && !nd.engine->worth_polling() &&
-                             nd.engine->handled_epoch() == epoch && !nd.engine->has_unsent();
+                             nd.engine->handled_epoch() == epoch &&
+                             !(nd.engine->has_unsent() && !nd.engine->sends_stalled());
          ++spins) {
       cpu_relax();
       if ((spins & 63) != 0) continue;

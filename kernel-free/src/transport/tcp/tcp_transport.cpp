@@ -220,6 +220,7 @@ void tcp_transport::write_pending(connection& c) {
       const ssize_t w = ::send(c.fd, c.pending.data() + c.pending_from, c.unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (w > 0) {
         c.pending_from += static_cast<std::size_t>(w);
+        written_.fetch_add(static_cast<std::uint64_t>(w), std::memory_order_relaxed);
       } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         break;
       } else if (w < 0 && errno != EINTR) {
@@ -349,10 +350,17 @@ std::size_t tcp_transport::drain_socket(connection& c) {
 }
 
 bool tcp_transport::moving_data() {
+  bool waiting = false;
   for (const auto& c : conns_) {
-    if (c && c->watching_out_hint.load(std::memory_order_relaxed)) return true;
+    if (c && c->watching_out_hint.load(std::memory_order_relaxed)) {
+      waiting = true;
+      break;
+    }
   }
-  return false;
+  // Moving: bytes left since the last look. Behind a slow link the socket stays full, and a
+  // waiter that spun for as long as bytes waited burnt its core on refused sends.
+  const std::uint64_t written = written_.load(std::memory_order_relaxed);
+  return written_seen_.exchange(written, std::memory_order_relaxed) != written && waiting;
 }
 
 void tcp_transport::node_sleeps() { parking_.wake_if_parked(); }
