@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The channel protocol's handlers: data copied into the preset buffer, end of round, credits.
-// They allocate nothing; the registry grows only when a channel set is made.
+// They allocate nothing; the registry holds the sets alive.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -12,17 +12,24 @@ namespace squall::detail {
 namespace {
 
 // Guarded by the node lock. Never destroyed: the progress thread may run a handler while an
-// exiting process destroys statics. A destroyed set leaves a null entry.
-auto& sets = *new std::vector<channel_state*>;
+// exiting process destroys statics. The sets alive (a few: searched in order), by id; ids
+// are never reused, so a late message for a destroyed set is never taken for a new one. A
+// list of every id ever made grew 8 bytes a set for the job's life (libxsm protocols make
+// one per construction or inspection).
+struct registered {
+  std::uint32_t id;
+  channel_state* set;
+};
+auto& sets = *new std::vector<registered>;
+std::uint32_t next_id = 0;
 
 channel_state& find_set(std::uint32_t id, int src, const char* what) {
-  if (id >= sets.size()) fatal("channel %s from node %d for channel set #%u, which this node never made", what, src, id);
-  channel_state* s = sets[id];
-  if (s == nullptr) {
-    fatal("channel %s from node %d for channel set #%u, which this node has destroyed (every node must "
-          "run the same rounds)", what, src, id);
+  for (const registered& r : sets) {
+    if (r.id == id) return *r.set;
   }
-  return *s;
+  if (id >= next_id) fatal("channel %s from node %d for channel set #%u, which this node never made", what, src, id);
+  fatal("channel %s from node %d for channel set #%u, which this node has destroyed (every node must "
+        "run the same rounds)", what, src, id);
 }
 
 }  // namespace
@@ -53,11 +60,13 @@ void on_credit(am::token& t, std::uint32_t id, std::uint64_t round) {
 }  // namespace channel_protocol
 
 std::uint32_t register_channel_set(channel_state* s) {
-  sets.push_back(s);
-  return static_cast<std::uint32_t>(sets.size() - 1);
+  sets.push_back({next_id, s});
+  return next_id++;
 }
 
-void unregister_channel_set(std::uint32_t id) { sets[id] = nullptr; }
+void unregister_channel_set(std::uint32_t id) {
+  std::erase_if(sets, [id](const registered& r) { return r.id == id; });
+}
 
 void send_channel_data(const channel_state& s, int dest, std::size_t offset, am::payload data, bool last) {
   // Pieces of at most max_payload(): each is copied once, by its handler, into the buffer.
