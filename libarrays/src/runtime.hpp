@@ -238,7 +238,6 @@ struct runtime {
   std::uint64_t next_slot = 1;
   std::unordered_map<std::uint64_t, std::string> done_slots;
   std::unordered_map<std::uint64_t, std::string> failed_slots;  // why the request failed
-  std::set<std::uint64_t> open_slots;
   scheduler_counts counts;
   slot* running = nullptr;  // the element whose entry method runs
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
