@@ -31,6 +31,14 @@ int root_of(std::uint32_t wire_round) { return static_cast<int>(wire_round >> kR
 // destroyed: the progress thread may run a handler while an exiting process destroys statics.
 auto& inbox = *new std::map<std::uint64_t, std::vector<message>>;
 auto& dropped_ops = *new std::set<std::uint64_t>;  // left by an exception, or abandoned
+// By source: the latest collective it sent a part of (1 + its number; 0: none yet), and its
+// kind. A wait tells from it at once whether a peer has gone past what it waits for: a walk of
+// the inbox made a long run-ahead (a reduce's leaves do not wait for the root) quadratic.
+struct latest_part {
+  std::uint64_t seq_plus_one = 0;
+  kind k = kind::barrier;
+};
+auto& latest_from = *new std::vector<latest_part>;
 // Written by the thread calling collectives; read by handlers too (collectives_position).
 std::atomic<std::uint64_t> next_seq{0};
 std::atomic<kind> last_kind{kind::barrier};
@@ -73,6 +81,9 @@ void on_collective(am::token& t, std::uint64_t seq, kind k, std::uint32_t round,
     if (dropped_ops.contains(seq)) return;
     part_of_ended(t.source(), k, seq, round, "came after this node had ended that collective");
   }
+  const auto src = static_cast<std::size_t>(t.source());
+  if (latest_from.size() <= src) latest_from.resize(src + 1);
+  if (seq + 1 > latest_from[src].seq_plus_one) latest_from[src] = {seq + 1, k};
   inbox[seq].push_back({t.source(), k, round, std::vector<std::byte>(data.begin(), data.end())});
 }
 }  // namespace squall::coll::detail
@@ -138,21 +149,25 @@ namespace {
 // (messages between two nodes arrive in the order sent), so the nodes disagree about it (a
 // collective one node left by an exception, or skipped) and this wait may never end.
 // Said once; the wait goes on, since a mistaken stop would end a job.
+// Under the node lock: the latest collective `src` sent this node a part of, if it is
+// collective `first` or a later one.
+std::optional<later_collective> latest_from_on(int src, std::uint64_t first) {
+  const auto i = static_cast<std::size_t>(src);
+  if (i >= latest_from.size() || latest_from[i].seq_plus_one <= first) return std::nullopt;
+  return later_collective{latest_from[i].seq_plus_one - 1, kind_name(latest_from[i].k)};
+}
+
 void say_if_gone_on(std::uint64_t seq, kind k, int src) {
   static std::uint64_t said_for = UINT64_MAX;
   if (said_for == seq) return;
-  for (auto later = inbox.upper_bound(seq); later != inbox.end(); ++later) {
-    for (const message& m : later->second) {
-      if (m.src != src) continue;
-      said_for = seq;
-      warn("this node waits for node %d's part of %s (collective #%llu), but node %d has gone on to %s "
-           "(collective #%llu): the nodes disagree about #%llu (a collective one node left by an exception, or "
-           "skipped?)",
-           src, kind_name(k), static_cast<unsigned long long>(seq), src, kind_name(m.k),
-           static_cast<unsigned long long>(later->first), static_cast<unsigned long long>(seq));
-      return;
-    }
-  }
+  const auto later = latest_from_on(src, seq + 1);
+  if (!later) return;
+  said_for = seq;
+  warn("this node waits for node %d's part of %s (collective #%llu), but node %d has gone on to %s "
+       "(collective #%llu): the nodes disagree about #%llu (a collective one node left by an exception, or "
+       "skipped?)",
+       src, kind_name(k), static_cast<unsigned long long>(seq), src, later->name,
+       static_cast<unsigned long long>(later->seq), static_cast<unsigned long long>(seq));
 }
 
 [[noreturn]] void disagree_about_root(kind k, std::uint64_t seq, const message& m, int root) {
@@ -200,15 +215,10 @@ bool take_message(std::uint64_t seq, kind k, int src, std::uint32_t round, std::
 
 std::optional<later_collective> peer_gone_on(int peer) {
   static std::uint64_t said_for = UINT64_MAX;
-  for (auto later = inbox.lower_bound(next_seq.load(std::memory_order_relaxed)); later != inbox.end(); ++later) {
-    for (const message& m : later->second) {
-      if (m.src != peer) continue;
-      if (said_for == later->first) return std::nullopt;
-      said_for = later->first;
-      return later_collective{later->first, kind_name(m.k)};
-    }
-  }
-  return std::nullopt;
+  const auto later = latest_from_on(peer, next_seq.load(std::memory_order_relaxed));
+  if (!later || said_for == later->seq) return std::nullopt;
+  said_for = later->seq;
+  return later;
 }
 
 std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
