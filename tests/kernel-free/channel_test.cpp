@@ -203,21 +203,25 @@ TEST(Channels, MisuseIsAUsageError) {
 // A node that receives nothing and sends nothing still runs cheap empty rounds.
 // A soak probe found the registry kept an entry for every set ever made (8 bytes a set for
 // the job's life; libxsm makes one per protocol and per inspection). It holds the sets alive.
+// On 1 and 2 nodes only (the registry is the same at any count, and each set costs a
+// collective), and not under a sanitizer, whose allocator mallinfo2 does not see.
 TEST(Channels, SetsMadeAndDestroyedDoNotGrowTheHeap) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "mallinfo2 does not see a sanitizer's allocator";
+#endif
+  if (squall::nodes() > 2) GTEST_SKIP() << "checked on 1 and 2 nodes";
   const auto make_and_destroy = [] {
     channel_set ch(std::vector<std::size_t>(squall::nodes(), 8));
   };
-  for (int i = 0; i < 1000; ++i) make_and_destroy();  // warm up (allocator caches, collectives)
   const auto heap = [] {
     const struct mallinfo2 m = mallinfo2();
     return m.uordblks + m.hblkhd;  // in use: from the arenas, and mapped alone (large blocks)
   };
+  for (int i = 0; i < 200; ++i) make_and_destroy();  // warm up (allocator caches, collectives)
   const std::size_t before = heap();
-  constexpr int sets = 100'000;
-  for (int i = 0; i < sets; ++i) make_and_destroy();
+  for (int i = 0; i < 5000; ++i) make_and_destroy();  // an entry for each: +62 KB
   const std::size_t after = heap();
-  // Under a sanitizer's allocator mallinfo2 reports nothing: then there is nothing to check.
-  EXPECT_LT(after > before ? after - before : 0, std::size_t{64} << 10) << before << " -> " << after;
+  EXPECT_LT(after > before ? after - before : 0, std::size_t{24} << 10) << before << " -> " << after;
 }
 
 TEST(Channels, NoChannelsAtAllRoundsReturnAtOnce) {
