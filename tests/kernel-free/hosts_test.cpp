@@ -166,6 +166,17 @@ class Hosts : public ::testing::Test {
   void SetUp() override {
     if (!c_.why_not().empty()) GTEST_SKIP() << c_.why_not();
   }
+  // Stops the last host's processes, waits for the other hosts' squallruns to end, then
+  // kills the stopped ones (they would wait for ever): every host's outcome, timed from now.
+  std::vector<outcome> stop_last_host(job& j) {
+    j.since = clock_type::now();
+    c_.stop_host(hosts - 1);
+    std::vector<outcome> out;
+    for (int h = 0; h < hosts - 1; ++h) out.push_back(j.parts[h]->finish(60, j.since));
+    c_.kill_host(hosts - 1);
+    out.push_back(j.parts[hosts - 1]->finish(60, j.since));
+    return out;
+  }
   cluster c_;
 };
 
@@ -313,12 +324,7 @@ TEST_F(Hosts, HostWhoseProcessesAreStoppedIsReportedSilent) {
   const std::string liveness = "SQUALL_LIVENESS_S=2";
   job j(c_, scenarios + " barriers 600", {liveness, liveness, liveness});
   ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
-  j.since = clock_type::now();
-  c_.stop_host(2);
-  std::vector<outcome> out;
-  for (int h = 0; h < hosts - 1; ++h) out.push_back(j.parts[h]->finish(60, j.since));
-  c_.kill_host(2);  // stopped, it would wait for ever
-  out.push_back(j.parts[2]->finish(60, j.since));
+  const auto out = stop_last_host(j);
   // The first host to notice names a node of host 2 as silent; the other may see it go.
   EXPECT_GT(count_of(out[0].output + out[1].output, "has not answered for"), 0) << out[0].output << out[1].output;
   expect_host_lost(out, 2, "stopped");
@@ -331,12 +337,7 @@ TEST_F(Hosts, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
   const std::string quick = "SQUALL_LIVENESS_S=2", slow = "SQUALL_LIVENESS_S=20";
   job j(c_, scenarios + " barriers 600", {quick, slow, slow});
   ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
-  j.since = clock_type::now();
-  c_.stop_host(2);
-  std::vector<outcome> out;
-  for (int h = 0; h < hosts - 1; ++h) out.push_back(j.parts[h]->finish(60, j.since));
-  c_.kill_host(2);
-  out.push_back(j.parts[2]->finish(60, j.since));
+  const auto out = stop_last_host(j);
   EXPECT_GT(count_of(out[0].output, "has not answered for"), 0) << out[0].output;
   EXPECT_GT(count_of(out[1].output, "said by node 0 as it ended"), 0) << out[1].output;
   expect_host_lost(out, 2, "stopped, noticed by host 0");
