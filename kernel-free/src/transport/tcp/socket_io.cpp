@@ -154,12 +154,12 @@ io_result write_full(int fd, const void* buf, std::size_t len, std::int64_t dead
   return io_result::done;
 }
 
-const char* describe(io_result r) {
+std::string describe(io_result r) {
   switch (r) {
     case io_result::done: return "done";
     case io_result::timeout: return "timed out";
     case io_result::closed: return "connection closed";
-    case io_result::error: return "socket error";
+    case io_result::error: return std::string("socket error: ") + std::strerror(errno);
   }
   return "?";
 }

@@ -42,6 +42,7 @@ enum class io_result { done, timeout, closed, error };
 // (CLOCK_MONOTONIC).
 io_result read_full(int fd, void* buf, std::size_t len, std::int64_t deadline_ns);
 io_result write_full(int fd, const void* buf, std::size_t len, std::int64_t deadline_ns);
-const char* describe(io_result r);
+// What r means, for a message; an error's names errno, so call it at once after the read or write.
+std::string describe(io_result r);
 
 }  // namespace squall::tcp

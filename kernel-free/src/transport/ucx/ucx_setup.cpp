@@ -158,7 +158,7 @@ void ucx_transport::exchange_addresses(int me, std::vector<int>& sockets, const 
     peers_[i] = std::move(p);
   }
   auto fail = [&](std::size_t i, const char* what, tcp::io_result r) {
-    fatal("node %d: exchanging UCX addresses with node %zu: %s %s", me, i, what, tcp::describe(r));
+    fatal("node %d: exchanging UCX addresses with node %zu: %s %s", me, i, what, tcp::describe(r).c_str());
   };
   for (std::size_t i = 0; i < sockets.size(); ++i) {
     if (sockets[i] < 0) continue;
