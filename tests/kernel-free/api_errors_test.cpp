@@ -8,6 +8,8 @@
 
 #include <squall/squall.hpp>
 
+#include "usage_error_of.hpp"
+
 namespace am = squall::am;
 
 namespace {
@@ -15,17 +17,10 @@ namespace {
 void on_data(am::token&, am::payload) {}
 void on_int(am::token&, int) {}
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const squall::usage_error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using squall::test::usage_error_of;
 
-#define EXPECT_ERROR(call, text) EXPECT_NE(error_of([&] { call; }).find(text), std::string::npos) << error_of([&] { call; })
+#define EXPECT_ERROR(call, text) \
+  EXPECT_NE(usage_error_of([&] { call; }).find(text), std::string::npos) << usage_error_of([&] { call; })
 
 TEST(ApiErrors, EveryPhase) {
   EXPECT_FALSE(squall::initialized());

@@ -13,6 +13,8 @@
 
 #include <squall/squall.hpp>
 
+#include "usage_error_of.hpp"
+
 namespace {
 
 using squall::channel_set;
@@ -150,15 +152,7 @@ TEST(Channels, LargePieceLandsWhole) {
   EXPECT_EQ(counter("channel.bytes_sent") - bytes, 2 * size);
 }
 
-template <class F>
-std::string usage_error_of(F&& f) {
-  try {
-    f();
-  } catch (const squall::usage_error& e) {
-    return e.what();
-  }
-  return "(no usage_error)";
-}
+using squall::test::usage_error_of;
 
 // Every node receives 8 bytes from itself only.
 std::vector<std::size_t> self_only() {

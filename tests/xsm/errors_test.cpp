@@ -11,6 +11,7 @@
 #include <squall/xsm.hpp>
 
 #include "migratory.hpp"
+#include "usage_error_of.hpp"
 
 namespace {
 
@@ -39,15 +40,7 @@ class big_blocks_only final : public xsm::protocol {
   void write_fault(xsm::segment s, xsm::block_index b) override { s.set_tag(b, xsm::tag::read_write); }
 };
 
-template <class F>
-std::string usage_error_of(F&& f) {
-  try {
-    f();
-  } catch (const usage_error& e) {
-    return e.what();
-  }
-  return "(no usage_error)";
-}
+using squall::test::usage_error_of;
 
 TEST(Bindings, OverlappingRangesAreRefused) {
   migratory a, b;

@@ -10,6 +10,7 @@
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
 #include <squall/xsm/late_commit.hpp>
+#include "usage_error_of.hpp"
 
 namespace {
 
@@ -108,25 +109,19 @@ TEST(LateCommit, EmptyCommitAndOverflowAreHandled) {
 }
 
 TEST(LateCommit, BlockSizeZeroIsAUsageError) {
-  try {
-    xsm::late_commit list(8, 10, 0);
-    ADD_FAILURE() << "late_commit took blocks of 0 bytes";
-  } catch (const usage_error& e) {
-    EXPECT_NE(std::string(e.what()).find("late_commit: the block size must be a power of two"), std::string::npos) << e.what();
-  }
+  const std::string what = squall::test::usage_error_of([] { xsm::late_commit list(8, 10, 0); });
+  EXPECT_NE(what.find("late_commit: the block size must be a power of two"), std::string::npos) << what;
   tsm::barrier();
 }
 
 TEST(LateCommit, ItemSizesThatDifferBetweenNodesAreAnErrorOnEveryNode) {
   const std::size_t item_size = node() == 0 ? 8 : 16;  // one node alone differs on 1 node: none
-  try {
-    xsm::late_commit list(item_size, 10);
-    if (nodes() > 1) ADD_FAILURE() << "late_commit took items of " << item_size << " bytes here, others elsewhere";
-  } catch (const usage_error& e) {
-    EXPECT_GT(nodes(), 1);
-    EXPECT_NE(std::string(e.what()).find("late_commit: the item size differs between nodes (8 on some, 16 on others)"),
-              std::string::npos)
-        << e.what();
+  const std::string what = squall::test::usage_error_of([item_size] { xsm::late_commit list(item_size, 10); });
+  if (nodes() > 1) {
+    EXPECT_NE(what.find("late_commit: the item size differs between nodes (8 on some, 16 on others)"), std::string::npos)
+        << what;
+  } else {
+    EXPECT_EQ(what, squall::test::no_usage_error);
   }
   tsm::barrier();
 }
