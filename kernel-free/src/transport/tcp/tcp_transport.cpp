@@ -212,22 +212,26 @@ void tcp_transport::release(int src) {
   queued_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+bool tcp_transport::send_pending(connection& c) {
+  while (c.unsent() > 0 && !c.failed) {
+    const ssize_t w = ::send(c.fd, c.pending.data() + c.pending_from, c.unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      c.pending_from += static_cast<std::size_t>(w);
+      written_.fetch_add(static_cast<std::uint64_t>(w), std::memory_order_relaxed);
+    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      break;
+    } else if (w < 0 && errno != EINTR) {
+      c.failed = true;
+    }
+  }
+  return c.unsent() > 0 && !c.failed;
+}
+
 void tcp_transport::write_pending(connection& c) {
   bool room = false;
   {
     std::lock_guard g(c.out_mu);
-    while (c.unsent() > 0 && !c.failed) {
-      const ssize_t w = ::send(c.fd, c.pending.data() + c.pending_from, c.unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (w > 0) {
-        c.pending_from += static_cast<std::size_t>(w);
-        written_.fetch_add(static_cast<std::uint64_t>(w), std::memory_order_relaxed);
-      } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        break;
-      } else if (w < 0 && errno != EINTR) {
-        c.failed = true;
-      }
-    }
-    if (c.unsent() == 0 || c.failed) {
+    if (!send_pending(c)) {
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.u64 = static_cast<std::uint64_t>(c.node);
@@ -434,16 +438,9 @@ void tcp_transport::say_ending(int lost_node, const std::string& why) {
     std::unique_lock g(c->out_mu, std::try_to_lock);  // a thread that holds it may be the one ending
     if (!g.owns_lock() || c->failed) continue;
     append_frame(*c, kind_ending, {}, body, body.size(), nullptr);
-    while (c->unsent() > 0 && !c->failed && now_ns() < deadline) {
-      const ssize_t w = ::send(c->fd, c->pending.data() + c->pending_from, c->unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (w > 0) {
-        c->pending_from += static_cast<std::size_t>(w);
-      } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        break;
-      } else {
-        pollfd p{c->fd, POLLOUT, 0};
-        ::poll(&p, 1, 1);
-      }
+    while (send_pending(*c) && now_ns() < deadline) {
+      pollfd p{c->fd, POLLOUT, 0};
+      ::poll(&p, 1, 1);
     }
   }
 }

@@ -69,6 +69,9 @@ class tcp_transport final : public network_transport {
   void read_available(connection& c);           // the I/O thread
   bool poll_sockets();                          // a polling thread of the node
   std::size_t drain_socket(connection& c);      // with c.read_mu held; returns packets queued
+  // With c.out_mu held: gives the kernel what it takes of c's pending bytes (c fails on an
+  // error); whether bytes remain.
+  bool send_pending(connection& c);
   void write_pending(connection& c);
   bool append_frame(connection& c, std::uint32_t kind, std::span<const std::byte> head,
                     std::span<const std::byte> body, std::size_t body_size, const body_writer* write);
