@@ -55,7 +55,8 @@ void be_strangers(std::uint16_t port) {
   tcp::job_secret wrong{};
   std::string why;
   tcp::configure_connection(fd);
-  const bool ok = tcp::connect_handshake(fd, 0, 1, wrong, squall::now_ns() + 3'000'000'000, why);
+  const bool ok =
+      tcp::connect_handshake(fd, 0, 1, wrong, squall::now_ns() + 3'000'000'000, why) == tcp::handshake_result::done;
   std::printf("stranger handshake with a wrong secret: %s (%s)\n", ok ? "accepted" : "refused", why.c_str());
   ::close(fd);
 }

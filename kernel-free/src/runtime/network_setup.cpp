@@ -163,7 +163,7 @@ void setup_transports(node_runtime& nd) {
     any_far = any_far || far[i];
   }
   if (!any_far) return;
-  const std::int64_t timeout_ns = env_int("SQUALL_TCP_TIMEOUT", 30, 1, 3600) * 1'000'000'000;
+  const std::int64_t timeout_ns = std::int64_t{nd.config.connect_timeout_s} * 1'000'000'000;
   const std::int64_t deadline = now_ns() + timeout_ns;
   const tcp::job_secret secret = nd.pmix ? nd.pmix->agree_on_secret() : tcp::secret_from_env();
   std::vector<tcp::endpoint> endpoints;

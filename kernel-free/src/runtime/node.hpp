@@ -36,6 +36,7 @@ struct settings {
   bool bind = false;               // SQUALL_BIND (runtime/binding.hpp)
   stats::forms stats;              // SQUALL_STATS
   int liveness_s = 30;             // SQUALL_LIVENESS_S (runtime/watchdog.cpp); 0: off
+  int connect_timeout_s = 30;      // SQUALL_TCP_TIMEOUT: the set-up of a job's network (network_setup.cpp)
 };
 
 struct node_runtime {

@@ -142,7 +142,10 @@ class watchdog {
       return;
     }
     const std::int64_t silent_ns = now - p.since;
-    if (nd_.config.liveness_s == 0 || silent_ns < nd_.config.liveness_s * second_ns) return;
+    // A peer across the network that has sent nothing yet is still making its own
+    // connections, which on a lossy network take a while: it has the set-up's time too.
+    const int limit_s = nd_.config.liveness_s + (!p.local && b == 0 ? nd_.config.connect_timeout_s : 0);
+    if (nd_.config.liveness_s == 0 || silent_ns < limit_s * second_ns) return;
     if (traced(::getpid()) || (p.local && traced(c.pid.load()))) {
       p.since = now;  // a debugger holds one of us: its stops are no failure
       return;

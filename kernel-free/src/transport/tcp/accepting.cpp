@@ -18,7 +18,10 @@
 namespace squall::tcp {
 namespace {
 
-constexpr std::int64_t handshake_ns = 2'000'000'000;  // a connection not answered by then is dropped
+// A connection not answered by then is dropped. Generous: on a lossy network the challenge
+// and the response each wait for TCP's retransmissions (a 30% loss took over 2 s), and a
+// stranger holds a place only until a full set needs it (answer_grace_ns).
+constexpr std::int64_t handshake_ns = 20'000'000'000;
 constexpr std::size_t max_pending = 64;               // handshakes under way at once
 // A full set drops its oldest handshake to make room only once that one has had this long to
 // answer; until then new connections wait in the kernel's backlog. (Dropping at once lost real
@@ -62,7 +65,7 @@ accepting::accepting(int me, int n, const std::vector<bool>& over_tcp, const lis
     : me_(me), n_(n), over_tcp_(over_tcp), l_(l), secret_(secret), fds_(fds) {}
 
 accepting::~accepting() {
-  for (const pending& p : pending_) refuse_connection(p.fd, "the job's connections are all made");
+  for (const pending& p : pending_) refuse_connection(p.fd, p.from, "the job's connections are all made");
 }
 
 bool accepting::has_room(std::int64_t now) const {
@@ -76,7 +79,7 @@ int accepting::take_new_connections() {
       if (!has_room(now_ns())) break;  // the rest waits in the kernel's backlog
       pending& oldest = pending_.front();
       const int done = advance(oldest);
-      if (done < 0) refuse_connection(oldest.fd, "too many connections in handshake at once (dropped the oldest)");
+      if (done < 0) refuse_connection(oldest.fd, oldest.from, "too many connections in handshake at once (dropped the oldest)");
       connected += std::max(done, 0);
       pending_.pop_front();
     }
@@ -84,9 +87,9 @@ int accepting::take_new_connections() {
     if (fd < 0) break;
     configure_connection(fd);
     const std::int64_t now = now_ns();
-    pending p{fd, now, now + handshake_ns, acceptor_side(me_, secret_)};
+    pending p{fd, peer_of(fd), now, now + handshake_ns, acceptor_side(me_, secret_)};
     if (!send_now(fd, p.side.challenge())) {
-      refuse_connection(fd, std::string("sending the challenge: ") + std::strerror(errno));
+      refuse_connection(fd, p.from, std::string("sending the challenge: ") + std::strerror(errno));
       continue;
     }
     pending_.push_back(std::move(p));
@@ -98,7 +101,7 @@ int accepting::advance(pending& p) {
   const ssize_t r = ::recv(p.fd, p.got.data() + p.have, p.got.size() - p.have, MSG_DONTWAIT);
   if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return -1;
   if (r <= 0) {
-    refuse_connection(p.fd, std::string("waiting for the response: ") +
+    refuse_connection(p.fd, p.from, std::string("waiting for the response: ") +
                                 (r == 0 || errno == ECONNRESET ? "connection closed" : std::strerror(errno)));
     return 0;
   }
@@ -107,20 +110,20 @@ int accepting::advance(pending& p) {
   std::string why;
   const int peer = p.side.check_response(p.got, why);
   if (peer < 0) {
-    refuse_connection(p.fd, why);
+    refuse_connection(p.fd, p.from, why);
     return 0;
   }
   if (peer >= n_) {
-    refuse_connection(p.fd, "node " + std::to_string(peer) + " is not a node of this job of " + std::to_string(n_) +
+    refuse_connection(p.fd, p.from, "node " + std::to_string(peer) + " is not a node of this job of " + std::to_string(n_) +
                                 " nodes (do the hosts start jobs of different sizes?)");
     return 0;
   }
   if (peer <= me_ || !over_tcp_[peer] || fds_[peer] >= 0) {
-    refuse_connection(p.fd, "node " + std::to_string(peer) + " is not expected to connect here");
+    refuse_connection(p.fd, p.from, "node " + std::to_string(peer) + " is not expected to connect here");
     return 0;
   }
   if (!send_now(p.fd, p.side.proof())) {
-    refuse_connection(p.fd, std::string("sending the proof: ") + std::strerror(errno));
+    refuse_connection(p.fd, p.from, std::string("sending the proof: ") + std::strerror(errno));
     return 0;
   }
   fds_[peer] = p.fd;
@@ -153,7 +156,7 @@ int accepting::step(std::int64_t deadline_ns) {
     int done = -1;
     if (set[i + 1].revents != 0) done = advance(p);
     if (done < 0 && now >= p.deadline) {
-      refuse_connection(p.fd, "waiting for the response: timed out");
+      refuse_connection(p.fd, p.from, "waiting for the response: timed out");
       done = 0;
     }
     if (done < 0) continue;

@@ -34,6 +34,7 @@ class accepting {
  private:
   struct pending {
     int fd;
+    endpoint from;
     std::int64_t started, deadline;
     acceptor_side side;
     std::array<std::byte, response_size> got{};

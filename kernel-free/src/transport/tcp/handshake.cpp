@@ -114,18 +114,23 @@ bool connector_side::check_proof(std::span<const std::byte, proof_size> proof, s
   return true;
 }
 
-bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
-                       std::string& why) {
+handshake_result connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
+                                   std::string& why) {
   connector_side side(me, peer, secret);
   std::array<std::byte, challenge_size> c;
+  // Only here may this side give up on a connection the other end still has: once the
+  // response is sent, the acceptor may count the connection as made, and only its closing
+  // it (a refusal) is a reason to try again.
+  probe_for_a_dead_peer(fd, true);
   if (auto r = read_full(fd, c.data(), c.size(), deadline_ns); r != io_result::done) {
     why = std::string("waiting for the challenge: ") + describe(r);
-    return false;
+    return handshake_result::failed;
   }
-  if (!side.check_challenge(c, why)) return false;
+  probe_for_a_dead_peer(fd, false);
+  if (!side.check_challenge(c, why)) return handshake_result::refused;
   if (auto r = write_full(fd, side.response().data(), response_size, deadline_ns); r != io_result::done) {
     why = std::string("sending the response: ") + describe(r);
-    return false;
+    return handshake_result::failed;
   }
   std::array<std::byte, proof_size> p;
   if (auto r = read_full(fd, p.data(), p.size(), deadline_ns); r != io_result::done) {
@@ -134,9 +139,9 @@ bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::
           (r == io_result::closed ? " (refused there: a wrong secret? a job of another size on that host? the "
                                     "handshake too slow? that node's warning says which)"
                                   : "");
-    return false;
+    return handshake_result::failed;
   }
-  return side.check_proof(p, why);
+  return side.check_proof(p, why) ? handshake_result::done : handshake_result::refused;
 }
 
 }  // namespace squall::tcp

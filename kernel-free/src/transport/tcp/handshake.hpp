@@ -54,8 +54,12 @@ class connector_side {
   std::array<std::byte, proof_size> expected_proof_{};
 };
 
-// The connector's side over a socket, reaching node `peer`: true, or false with `why` set.
-bool connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
-                       std::string& why);
+// The connector's side over a socket, reaching node `peer`. `failed`: the connection broke or
+// the acceptor closed it (it refuses a wrong secret so, but also a handshake that TCP's
+// retransmissions on a lossy network made too slow): worth another connection. `refused`:
+// the listener is not that node, or does not know the secret; another try would say the same.
+enum class handshake_result { done, failed, refused };
+handshake_result connect_handshake(int fd, int me, int peer, const job_secret& secret, std::int64_t deadline_ns,
+                                   std::string& why);
 
 }  // namespace squall::tcp

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -18,12 +19,20 @@
 namespace squall::tcp {
 namespace {
 
+constexpr std::int64_t attempt_ns = 3'000'000'000;  // a connection attempt's time (connect_to)
+
+// Until the deadline: a connection that broke or was refused during the handshake is made
+// again, after a pause that doubles up to a second. A wrong secret is refused there every
+// time, and ends here at the deadline (as the acceptor's wait for this node does).
 int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, std::int64_t deadline) {
   std::string why = "no attempt";
+  useconds_t pause_us = 20'000;
   while (now_ns() < deadline) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fatal("socket() failed: %s", std::strerror(errno));
-    if (const int err = connect_before(fd, e, deadline); err != 0) {
+    // An attempt has a few seconds: a lost SYN is sent again after 1 s, then 2, 4, 8...; a
+    // fresh connection keeps the pace at one or two a few seconds on a lossy network.
+    if (const int err = connect_before(fd, e, std::min(deadline, now_ns() + attempt_ns)); err != 0) {
       why = std::strerror(err);
       ::close(fd);
       ::usleep(20'000);  // not listening yet: try again
@@ -32,9 +41,12 @@ int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, st
     configure_connection(fd);
     // The whole set-up time, not the acceptor's time for a handshake: the peer answers only
     // once it has made its own connections downwards, which on a staggered start takes a while.
-    if (connect_handshake(fd, me, peer, secret, deadline, why)) return fd;
+    const handshake_result r = connect_handshake(fd, me, peer, secret, deadline, why);
+    if (r == handshake_result::done) return fd;
     ::close(fd);
-    fatal("connecting to node %d at %s: %s", peer, to_string(e).c_str(), why.c_str());
+    if (r == handshake_result::refused) fatal("connecting to node %d at %s: %s", peer, to_string(e).c_str(), why.c_str());
+    ::usleep(pause_us);
+    pause_us = std::min<useconds_t>(2 * pause_us, 1'000'000);
   }
   fatal("could not connect to node %d at %s within the connect timeout (SQUALL_TCP_TIMEOUT): %s", peer,
         to_string(e).c_str(), why.c_str());
@@ -97,7 +109,7 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
 bool refuse_late_connection(const listener& l) {
   const int fd = accept_connection(l);
   if (fd < 0) return false;
-  refuse_connection(fd, "the job's connections are all made");
+  refuse_connection(fd, peer_of(fd), "the job's connections are all made");
   return true;
 }
 

@@ -38,8 +38,8 @@ void summarise(refusal_log& log) {  // with log.mu held
 
 }  // namespace
 
-void refuse_connection(int fd, const std::string& why) {
-  const std::string from = to_string(peer_of(fd));
+void refuse_connection(int fd, const endpoint& peer, const std::string& why) {
+  const std::string from = to_string(peer);
   ::close(fd);
   stats::counter_at(refused).fetch_add(1, std::memory_order_relaxed);
   refusal_log& log = the_log();

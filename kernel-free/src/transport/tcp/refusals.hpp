@@ -6,9 +6,13 @@
 #pragma once
 #include <string>
 
+#include "transport/tcp/socket_io.hpp"
+
 namespace squall::tcp {
 
-void refuse_connection(int fd, const std::string& why);
+// `from`: the peer's address, taken when the connection was accepted (once the peer has
+// closed it, the socket no longer says).
+void refuse_connection(int fd, const endpoint& from, const std::string& why);
 // Says how many refusals were not named yet, if any (end of set-up, end of the job).
 void report_refusals();
 

@@ -69,11 +69,24 @@ void set_nonblocking(int fd) {
   }
 }
 
+namespace {
+void keep_alive(int fd, bool on, int idle_s = 0, int interval_s = 0, int probes = 0) {
+  const int yes = on ? 1 : 0;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof yes);
+  if (!on) return;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+}  // namespace
+
 void configure_connection(int fd) {
   set_nonblocking(fd);
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
+
+void probe_for_a_dead_peer(int fd, bool on) { on ? keep_alive(fd, true, 5, 2, 5) : keep_alive(fd, false); }
 
 // Idle links carry heartbeat frames once a second, so keepalive matters only when those stop
 // with nothing else unacknowledged; the user timeout bounds unacknowledged data (a cut link,
@@ -83,12 +96,9 @@ void configure_connection(int fd) {
 void detect_loss_after(int fd, int silence_s) {
   if (silence_s <= 0) return;
   // The kernel takes at most 127 probes (MAX_TCP_KEEPCNT): longer limits space them out.
-  const int one = 1, idle = 2, interval = (silence_s + 126) / 127, probes = std::max(1, silence_s / interval);
+  const int interval = (silence_s + 126) / 127, probes = std::max(1, silence_s / interval);
+  keep_alive(fd, true, 2, interval, probes);
   const unsigned user_timeout_ms = static_cast<unsigned>(silence_s + 2) * 1000;
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
 }
 

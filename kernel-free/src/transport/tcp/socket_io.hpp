@@ -25,6 +25,13 @@ endpoint peer_of(int fd);
 
 // Non-blocking and TCP_NODELAY: every connection, from its start.
 void configure_connection(int fd);
+// Keepalive probes while a connector waits for the acceptor's challenge, so that a connection
+// the other end does not have is found in about 15 s. On a lossy network a connector may
+// believe itself connected to an acceptor that never was (the last packet of TCP's own
+// handshake lost, then every repeat of the acceptor's): it would wait for a challenge that
+// cannot come until SQUALL_TCP_TIMEOUT. Off again once the challenge is in: five lost probes
+// must not end a connection the acceptor counts as made.
+void probe_for_a_dead_peer(int fd, bool on);
 // Once the job's connections are made: keepalive and a TCP user timeout that end the
 // connection once its peer has been unreachable for about `silence_s` seconds (the nodes'
 // SQUALL_LIVENESS_S; the watchdog, which reads the heartbeats, says so first). 0: never, as
