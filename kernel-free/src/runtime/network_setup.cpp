@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -206,7 +207,10 @@ void setup_transports(node_runtime& nd) {
 
 void close_transports(node_runtime& nd) {
   set_last_words(nullptr);
-  if (nd.net) nd.net->shutdown(5'000'000'000);
+  // The wait for the peers' goodbyes ends when they are all in: its limit matters only on a
+  // slow or lossy link, where a node that stopped waiting and closed would reset a peer still
+  // ending (a goodbye behind TCP's retransmissions). As long as silence is allowed, then.
+  if (nd.net) nd.net->shutdown(std::max<std::int64_t>(5, nd.config.liveness_s) * 1'000'000'000);
   if (nd.pmix) nd.pmix->finalize();
 }
 

@@ -254,7 +254,7 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
     std::lock_guard g(c.out_mu);
     c.failed = true;
   }
-  if (c.said_goodbye.load() || stopping_.load()) return;  // it finished: not a loss
+  if (c.said_goodbye.load() || finishing_.load() || stopping_.load()) return;  // it finished: not a loss
   // A connection that died during set-up has no peer address left to read (peer_of).
   const std::string from = c.peer.ipv4 == 0 && c.peer.port == 0 ? "" : " from " + to_string(c.peer);
   hooks_.lost(c.node, "its TCP connection" + from + " " + why);
@@ -455,6 +455,7 @@ void tcp_transport::say_alive() {
 }
 
 void tcp_transport::shutdown(std::int64_t timeout_ns) {
+  finishing_.store(true);
   for (auto& c : conns_) {
     if (!c) continue;
     std::lock_guard g(c->out_mu);

@@ -84,6 +84,9 @@ class tcp_transport final : public network_transport {
   std::vector<std::unique_ptr<connection>> conns_;  // by node
   std::atomic<std::size_t> queued_{0};               // packets read and not yet released
   std::atomic<bool> stopping_{false};
+  // Set when shutdown begins, after the job's last barrier: a connection that ends from then
+  // on (a peer that gave up waiting for our goodbye on a lossy link and closed) is no loss.
+  std::atomic<bool> finishing_{false};
   // Bytes the pending buffers gave the kernel, and the count at moving_data's last look.
   std::atomic<std::uint64_t> written_{0}, written_seen_{0};
   // The I/O thread stays out of epoll_wait while a thread of the node polls (that thread
