@@ -10,17 +10,21 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/futex.hpp"
@@ -105,6 +109,64 @@ std::string describe(int status) {
 
 int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
+// The parent of process `pid`, from /proc/PID/stat ("pid (comm) state ppid ..."), or -1.
+pid_t parent_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return -1;
+  const auto paren = text.rfind(')');  // comm may hold spaces and parentheses
+  if (paren == std::string::npos || paren + 4 > text.size()) return -1;
+  return static_cast<pid_t>(std::atoi(text.c_str() + paren + 4));
+}
+
+// squallrun's children still to be reaped. The launcher is a child subreaper (main), so once
+// the nodes have ended these are what they left: processes that a node started and that
+// outlived it (a wrapper script's command, a helper, a daemon).
+std::vector<pid_t> my_children() {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  const pid_t self = getpid();
+  while (const dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid > 0 && parent_of(pid) == self) found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
+void reap_ended_children() {
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+void signal_all(const std::vector<pid_t>& pids, int sig) {
+  for (pid_t p : pids) kill(p, sig);
+}
+
+// Once every node has ended, what they left running gets SIGTERM, and SIGKILL after the
+// grace period, so that no process of the job outlives it. A process killed passes its own
+// children to squallrun (the subreaper), which ends them in turn.
+void end_leftovers(std::int64_t grace_s) {
+  reap_ended_children();
+  auto left = my_children();
+  if (left.empty()) return;
+  std::fprintf(stderr, "squallrun: the nodes left %zu process(es) running; stopping them\n", left.size());
+  const auto kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(grace_s);
+  while (!left.empty() && std::chrono::steady_clock::now() < kill_at) {
+    signal_all(left, SIGTERM);  // again for any passed on since the last round
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    reap_ended_children();
+    left = my_children();
+  }
+  while (!left.empty()) {
+    signal_all(left, SIGKILL);
+    waitpid(-1, nullptr, 0);
+    reap_ended_children();
+    left = my_children();
+  }
+}
+
 // Waits up to a tenth of a second for a node to end (SIGCHLD, read through `chld_fd`) and,
 // with --label, passes on the nodes' output meanwhile.
 void wait_a_tick(int chld_fd, std::optional<squallrun::labelled_output>& output) {
@@ -130,6 +192,10 @@ bool any_joined(const squall::shm::job_area& job, const options& o) {
 int main(int argc, char** argv) {
   open_standard_streams();
   const options o = squallrun::parse(argc, argv);
+  // A node's descendants whose parent ends become squallrun's children rather than init's,
+  // so that end_leftovers can end them; nothing else changes (no process group or terminal
+  // is touched, so Ctrl-C and a node reading the terminal behave as without it).
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   if (const auto problem = squallrun::check_program(o.program[0])) {
     std::fprintf(stderr, "squallrun: cannot run '%s': %s\n", o.program[0], problem->reason.c_str());
     return problem->status;
@@ -232,6 +298,7 @@ int main(int argc, char** argv) {
       kill_at = INT64_MAX;
     }
   }
+  end_leftovers(o.grace_s);  // before the last of the output, which may be theirs
   if (output) output->finish();
   if (job.header().abort.load() != 0 && result == 0) {
     std::fprintf(stderr, "squallrun: the job lost node %d (%s)\n", job.header().lost_node.load(), job.header().reason);

@@ -529,6 +529,42 @@ TEST(Launcher, JobAreaLargerThanMemoryIsRefused) {
   EXPECT_NE(o.output.find("of memory available"), std::string::npos) << o.output;
 }
 
+// The pids that "child P" lines name (a node script's background process).
+std::vector<int> child_pids(const std::string& output) {
+  std::vector<int> pids;
+  for (const auto& m : squall::test::search_all(output, "child ([0-9]+)\n")) pids.push_back(std::stoi(m.groups[1]));
+  return pids;
+}
+
+// What a node started is ended with the job: left behind by a node that ended cleanly, or
+// orphaned when a node script that ignores SIGTERM and does not exec its command is killed
+// after the grace period (the command ignoring SIGTERM too); the job's status is still the
+// lost node's. (The background commands write elsewhere: run() reads its pipe to the end.)
+TEST(Launcher, ProcessesANodeStartedEndWithTheJob) {
+  struct job_case {
+    std::string job;
+    int status;
+    std::size_t nodes;
+  };
+  const std::string leave_one = "sleep 300 >/dev/null 2>&1 & echo child $!";
+  for (const auto& [job, status, nodes] :
+       {job_case{"-n 2 sh -c '" + leave_one + "'", 0, 2},
+        job_case{"-n 3 --grace 1 sh -c 'trap \"\" TERM INT HUP; " + leave_one +
+                     "; [ \"$SQUALL_NODE\" = 1 ] && exit 3; wait'",
+                 3, 3}}) {
+    const auto o = run(squallrun + " " + job);
+    EXPECT_EQ(o.status, status) << job << "\n" << o.output;
+    const auto pids = child_pids(o.output);
+    EXPECT_EQ(pids.size(), nodes) << job << "\n" << o.output;
+    for (int pid : pids) {
+      if (!running(pid)) continue;
+      ADD_FAILURE() << job << ": process " << pid << " outlived the job\n" << o.output;
+      kill(pid, SIGKILL);
+    }
+    EXPECT_NE(o.output.find(" process(es) running; stopping them"), std::string::npos) << job << "\n" << o.output;
+  }
+}
+
 TEST(Launcher, ProgramWithoutLauncherIsOneNode) {
   const auto o = run(scenarios + " stats");
   EXPECT_EQ(o.status, 0) << o.output;
