@@ -306,6 +306,24 @@ TEST(Launcher, StatsFormsAreCheckedOnce) {
   EXPECT_NE(o.output.find("node 0 cannot write /nonexistent/dir"), std::string::npos) << o.output;
 }
 
+// A JSON file that could not be written at the end would lose the counters with a warning:
+// a directory, or a name under something that is not one, is refused at start-up.
+TEST(Launcher, StatsJsonPathThatCannotBeAFileIsRefusedAtStartUp) {
+  char dir[] = "/tmp/squall-stats-dir-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/plain";
+  std::ofstream(file) << "x";
+  const std::string cases[][2] = {{dir, std::string(dir) + " (Is a directory)"},
+                                  {file + "/s.json", file + " (Not a directory)"}};
+  for (const auto& [path, said] : cases) {
+    const auto o = run(squallrun + " -n 2 --stats=json:" + path + " " + scenarios + " stats");
+    EXPECT_NE(o.status, 0) << path << "\n" << o.output;
+    EXPECT_NE(o.output.find("node 0 cannot write " + said), std::string::npos) << path << "\n" << o.output;
+  }
+  std::remove(file.c_str());
+  rmdir(dir);
+}
+
 TEST(Launcher, BadFlagsAreRejected) {
   for (const std::string args : {"-n 0 /bin/true", "-n abc /bin/true", "-n 2", "/bin/true",
                                   "-n 2 --aggregation 0 /bin/true", "-n 2 --ring-bytes 100000 /bin/true",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "runtime/report.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,17 +46,32 @@ void write_json(const std::string& path, const std::string& text) {
   if (!ok) warn("SQUALL_STATS: could not write %s: %s", path.c_str(), std::strerror(error));
 }
 
+// Why `path` cannot take the JSON report (a reason as strerror gives it), or nullptr: it
+// is a file (or a pipe or a terminal, as /dev/stdout may be) that can be written, or a new
+// name in a directory that can be written.
+const char* why_not_writable(const std::string& path, std::string& what) {
+  struct stat st {};
+  what = path;
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return std::strerror(EISDIR);
+    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) return "not a regular file";
+    return access(path.c_str(), W_OK) == 0 ? nullptr : std::strerror(errno);
+  }
+  const auto slash = path.rfind('/');
+  what = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (stat(what.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return std::strerror(ENOTDIR);
+  return access(what.c_str(), W_OK | X_OK) == 0 ? nullptr : std::strerror(errno);
+}
+
 }  // namespace
 
 void check_report_file(const node_runtime& nd) {
   const std::string& path = nd.config.stats.json_path;
   if (nd.me != 0 || path.empty()) return;
-  const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const bool exists = access(path.c_str(), F_OK) == 0;
-  if (exists ? access(path.c_str(), W_OK) != 0 : access(dir.c_str(), W_OK) != 0) {
-    fatal("SQUALL_STATS=json:%s: node 0 cannot write %s (%s)", path.c_str(), exists ? path.c_str() : dir.c_str(),
-          std::strerror(errno));
+  std::string what;  // the path, or the directory it would be made in
+  if (const char* why = why_not_writable(path, what)) {
+    fatal("SQUALL_STATS=json:%s: node 0 cannot write %s (%s)", path.c_str(), what.c_str(), why);
   }
 }
 
