@@ -301,6 +301,12 @@ TEST(Launcher, StatsFormsAreCheckedOnce) {
     EXPECT_EQ(o.status, 2) << forms << "\n" << o.output;
     EXPECT_EQ(count_of(o.output, "SQUALL_STATS must be"), 1) << forms << "\n" << o.output;
   }
+  // A form after json:FILE would be taken into the file's name.
+  for (const std::string forms : {"--stats=json:/tmp/squall-forms.json,1", "--stats=1,json:/tmp/s.json,NODES,x"}) {
+    const auto o = run(squallrun + " -n 2 " + forms + " " + scenarios + " stats");
+    EXPECT_EQ(o.status, 2) << forms << "\n" << o.output;
+    EXPECT_NE(o.output.find("json:FILE must be the last form, but '"), std::string::npos) << forms << "\n" << o.output;
+  }
   const auto o = run("SQUALL_STATS=json:/nonexistent/dir/s.json " + squallrun + " -n 2 " + scenarios + " stats");
   EXPECT_NE(o.status, 0) << o.output;
   EXPECT_NE(o.output.find("node 0 cannot write /nonexistent/dir"), std::string::npos) << o.output;

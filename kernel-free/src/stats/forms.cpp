@@ -25,6 +25,22 @@ std::string bad(const char* text, const std::string& why) {
                 text, why.c_str());
 }
 
+bool is_form(std::string_view word) {
+  return word.starts_with("json:") || one_of(word, {"1", "yes", "on", "true", "table", "nodes", "0", "no", "off", "false"});
+}
+
+// A json: FILE may hold commas, so json: is the last form; a form after it would be taken
+// into the file's name ("json:s.json,1" a file "s.json,1" and no table), so a FILE with an
+// item that reads as a form after a comma is refused.
+std::string_view form_after_json(std::string_view path) {
+  for (auto comma = path.find(','); comma != std::string_view::npos; comma = path.find(',', comma + 1)) {
+    const auto next = path.find(',', comma + 1);
+    const std::string_view item = path.substr(comma + 1, next == std::string_view::npos ? next : next - comma - 1);
+    if (is_form(item)) return item;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool parse_forms(const char* text, forms& out, std::string& error) {
@@ -36,6 +52,11 @@ bool parse_forms(const char* text, forms& out, std::string& error) {
       f.json_path = std::string(rest.substr(5));
       if (f.json_path.empty()) {
         error = bad(text, "json: needs a file name");
+        return false;
+      }
+      if (const auto form = form_after_json(f.json_path); !form.empty()) {
+        error = bad(text, format("json:FILE must be the last form, but '%.*s' follows it", static_cast<int>(form.size()),
+                                 form.data()));
         return false;
       }
       break;
