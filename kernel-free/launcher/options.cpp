@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <squall/version.hpp>
@@ -118,10 +119,13 @@ std::string name_of(int code) {
   return "-" + std::string(1, static_cast<char>(code));
 }
 
-// What the command line sets beyond `options` until every option is read.
+// What the command line sets beyond `options` until every option is read; each value's
+// source (the flag, or the variable) names it in a refusal.
 struct pending {
-  std::string hosts;
+  std::optional<std::string> hosts;
+  std::string hosts_from = "SQUALL_HOSTS";
   std::int64_t host_index = -1;
+  std::string index_from = "SQUALL_HOST_INDEX";
 };
 
 // One option; `value` is null when it needs one and none was given.
@@ -149,9 +153,11 @@ void apply(int code, const char* value, options& o, pending& p) {
     case hosts:
       if (value == nullptr) die("--hosts needs a list of IPv4 addresses");
       p.hosts = value;
+      p.hosts_from = name;
       break;
     case host_index:
       p.host_index = int_flag(name, value, 0, 1 << 16);
+      p.index_from = name;
       break;
     case make_secret:
       std::printf("%s\n", squall::tcp::to_hex(squall::tcp::make_secret()).c_str());
@@ -185,6 +191,19 @@ void apply(int code, const char* value, options& o, pending& p) {
   if (optopt >= aggregation || optopt == 'h') die("%s takes no value", name_of(optopt).c_str());
   if (optopt != 0) die("unknown option '%s'", name_of(optopt).c_str());
   die("unknown option '%s'", arg);
+}
+
+// An empty list, or a host index without a list, would silently make a job of this host
+// alone, while the other hosts wait for it.
+void check_hosts_given(const pending& p) {
+  if (p.hosts && p.hosts->empty()) {
+    die("%s is empty: give the hosts' IPv4 addresses separated by commas (or, for a job on this host alone, "
+        "neither --hosts nor SQUALL_HOSTS)",
+        p.hosts_from.c_str());
+  }
+  if (!p.hosts && p.host_index >= 0) {
+    die("%s says which host of --hosts (or SQUALL_HOSTS) this is, but no hosts are listed", p.index_from.c_str());
+  }
 }
 
 }  // namespace
@@ -223,16 +242,17 @@ options parse(int argc, char** argv) {
     usage(stderr);
     die("no program given");
   }
+  check_hosts_given(p);
   if ((o.ring_bytes & (o.ring_bytes - 1)) != 0) die("the ring size must be a power of two");
   // The job's secret, which every TCP connection must prove (a user's own is kept).
   const char* secret = std::getenv("SQUALL_JOB_SECRET");
   const bool have_secret = secret != nullptr && *secret != '\0';
   o.job_nodes = o.nodes;
-  if (!p.hosts.empty()) {
+  if (p.hosts) {
     if (!have_secret) {
       die("--hosts needs the same SQUALL_JOB_SECRET on every host (make one with squallrun --make-secret)");
     }
-    spread_over_hosts(o, p.hosts, p.host_index);
+    spread_over_hosts(o, *p.hosts, p.host_index);
   } else if (!have_secret) {
     setenv("SQUALL_JOB_SECRET", squall::tcp::to_hex(squall::tcp::make_secret()).c_str(), 1);
   }

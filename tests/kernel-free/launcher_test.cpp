@@ -342,6 +342,25 @@ TEST(Launcher, BadFlagsAreRejected) {
   }
 }
 
+// A host list that is empty or ends in a comma, or a host index with no list, would make a
+// job of this host alone (or of fewer hosts) while the others wait for it.
+TEST(Launcher, HostOptionsWithoutAUsableListAreRefused) {
+  const std::string cases[][2] = {
+      {"--hosts '' -n 2 /bin/true", "squallrun: --hosts is empty"},
+      {"SQUALL_HOSTS= " + squallrun + " -n 2 /bin/true", "squallrun: SQUALL_HOSTS is empty"},
+      {"--host-index 0 -n 2 /bin/true", "squallrun: --host-index says which host of --hosts"},
+      {"SQUALL_HOST_INDEX=1 " + squallrun + " -n 2 /bin/true", "squallrun: SQUALL_HOST_INDEX says which host"},
+      {"--hosts 127.0.0.1, -n 2 /bin/true", "an empty item (a comma too many?)"},
+      {"--hosts ,127.0.0.1 -n 2 /bin/true", "an empty item (a comma too many?)"},
+      {"--hosts 127.0.0.1,,127.0.0.2 -n 2 /bin/true", "an empty item (a comma too many?)"}};
+  for (const auto& [args, said] : cases) {
+    const std::string command = args.starts_with("SQUALL_") ? args : squallrun + " " + args;
+    const auto o = run("SQUALL_JOB_SECRET=" + std::string(64, 'a') + " " + command);
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
+    EXPECT_NE(o.output.find(said), std::string::npos) << args << "\n" << o.output;
+  }
+}
+
 // The program is looked for once, as execvp would, before any node starts: one message.
 TEST(Launcher, ProgramThatCannotRunIsOneMessage) {
   char text_file[] = "/tmp/squall-not-executable-XXXXXX";

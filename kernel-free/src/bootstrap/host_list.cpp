@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
 
 #include "common/config.hpp"
 #include "common/log.hpp"
@@ -21,13 +20,18 @@ std::vector<tcp::endpoint> host_layout::endpoints(int port_base) const {
 }
 
 std::optional<std::vector<std::uint32_t>> parse_host_list(const std::string& text, std::string& error) {
+  if (text.empty()) {
+    error = "the list is empty";
+    return std::nullopt;
+  }
   std::vector<std::uint32_t> hosts;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  // Every item between commas, the empty ones too (a comma too many, first or last).
+  for (std::size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
+    comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
     std::uint32_t a = 0;
     if (!tcp::parse_ipv4(item.c_str(), a)) {
-      error = "'" + item + "' is not an IPv4 address";
+      error = item.empty() ? "an empty item (a comma too many?)" : "'" + item + "' is not an IPv4 address";
       return std::nullopt;
     }
     if (std::find(hosts.begin(), hosts.end(), a) != hosts.end()) {
@@ -35,10 +39,6 @@ std::optional<std::vector<std::uint32_t>> parse_host_list(const std::string& tex
       return std::nullopt;
     }
     hosts.push_back(a);
-  }
-  if (hosts.empty()) {
-    error = "the list is empty";
-    return std::nullopt;
   }
   return hosts;
 }
