@@ -30,6 +30,7 @@ out=$(SQUALL_SHOW_CONFIG=1 SQUALL_SPIN_USS=3 SQUALL_BENCH_NODES=2 SQUALL_GRACE=4
 normal_settings squallrun "$out"
 expect squallrun "$out" '^squall:   SQUALL_BIND +default +1$'
 expect squallrun "$out" '^squall:   SQUALL_SHOW_CONFIG +environment +1$'
+expect squallrun "$out" '^squall:   SQUALL_POKE +default +1$'
 expect squallrun "$out" '^squall:   SQUALL_GRACE +environment +4 \(squallrun\)$'
 expect squallrun "$out" '^squall:   processors of each node: node 0: [0-9,-]+, node 1: [0-9,-]+$'
 expect squallrun "$out" '^squall: node 0: warning: unused environment variable SQUALL_SPIN_USS \(did you mean SQUALL_SPIN_US\?\)$'

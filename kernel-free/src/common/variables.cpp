@@ -25,6 +25,7 @@ constexpr variable table[] = {
     {"SQUALL_QUIET_POLLS_MAX", runtime, "32"},
     {"SQUALL_MAILBOX_DEMOTE", runtime, "1"},
     {"SQUALL_PROGRESS_THREAD", runtime, "1"},
+    {"SQUALL_POKE", runtime, "1 (0 with more nodes than processors, or with no progress thread)"},
     {"SQUALL_AGGREGATION", runtime, "1"},
     {"SQUALL_RING_BYTES", runtime, "262144"},
     {"SQUALL_LIVENESS_S", runtime, "30"},
@@ -58,6 +59,7 @@ constexpr variable table[] = {
     {"SQUALL_FUZZ_SECONDS", scripts, ""},
     {"SQUALL_BUILD_DIR", scripts, ""},
     {"SQUALL_BENCH_NODES", scripts, ""},
+    {"SQUALL_CC", scripts, ""},  // the C compiler of squall-parmacs-cc (cmake/squall-parmacs-cc.in)
 };
 
 // Levenshtein distance, one row at a time.

@@ -18,7 +18,7 @@ enum class reader {
   libtsm,     // libtsm and its PARMACS layer, in programs that use them
   squallrun,  // the launcher, before it starts the nodes
   job,        // set by the launcher for its nodes; not a setting
-  scripts,    // scripts/, tests/ and bench/ only
+  scripts,    // scripts/, tests/, bench/ and the squall-parmacs-cc wrapper only
 };
 
 struct variable {
