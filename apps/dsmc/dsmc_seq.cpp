@@ -20,13 +20,13 @@ int run(squall::apps::Options& options) {
   using namespace squall::apps;
   using namespace squall::apps::dsmc;
   DsmcConfig config;
-  const auto cells = options.counts("cells", {30, 18, 18});
+  const auto cells = options.counts("cells", {30, 18, 18}, std::numeric_limits<int>::max());
   for (int a = 0; a < 3; ++a) {
     if (cells[a] < 1) throw OptionError("--cells: every side needs at least one cell");
     config.cells[a] = static_cast<int>(cells[a]);
   }
-  config.initial_per_cell = static_cast<std::uint32_t>(options.count("per-cell", 5));
-  config.steps = static_cast<int>(options.count("steps", 400));
+  config.initial_per_cell = options.count_as<std::uint32_t>("per-cell", 5);
+  config.steps = options.count_as<int>("steps", 400);
   config.seed = options.count("seed", 1);
   const bool json = options.flag("json");
   options.finish();

@@ -22,12 +22,12 @@ int run(squall::apps::Options& options) {
   using namespace squall::apps;
   using namespace squall::apps::moldyn;
   MoldynConfig config;
-  const int cells = static_cast<int>(options.count("cells", 13));
+  const int cells = options.count_as<int>("cells", 13);
   config.lattice.cells = {cells, cells, cells};
   config.lattice.seed = options.count("seed", 1);
   config.interactions = options.count("interactions", 0);
-  config.steps = static_cast<int>(options.count("steps", 30));
-  config.rebuild_every = static_cast<int>(options.count("rebuild-every", 20));
+  config.steps = options.count_as<int>("steps", 30);
+  config.rebuild_every = options.count_as<int>("rebuild-every", 20);
   const bool json = options.flag("json");
   options.finish();
 

@@ -137,6 +137,45 @@ TEST(Options, RejectsMistakesWithTheOptionsName) {
   EXPECT_THROW(Options(2, stray), OptionError);
 }
 
+// The message that reading `text` as --name throws, or "" when it is taken.
+template <class Read>
+std::string refusal(const std::string& text, Read read) {
+  const char* argv[] = {"prog", "--name", text.c_str()};
+  Options options(3, argv);
+  try {
+    read(options);
+  } catch (const OptionError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// strtoull alone takes a leading space or sign (" -1" as 2^64-1) and saturates what is too
+// large; a caller's narrower type would then wrap (2^32 steps as 0).
+TEST(Options, RefusesSignsSpacesAndValuesOutOfRange) {
+  const auto as_u64 = [](Options& o) { o.count("name", 1); };
+  for (const std::string text : {" -1", "-1", "+5", " 5", "5 ", "0x10", ""}) {
+    EXPECT_EQ(refusal(text, as_u64), "--name: expected a non-negative integer, got '" + text + "'") << text;
+  }
+  EXPECT_EQ(refusal("99999999999999999999", as_u64),
+            "--name: 99999999999999999999 is too large (at most 18446744073709551615)");
+  EXPECT_EQ(refusal("18446744073709551615", as_u64), "");
+
+  const auto as_int = [](Options& o) { o.count_as<int>("name", 1); };
+  EXPECT_EQ(refusal("4294967296", as_int), "--name: 4294967296 is too large (at most 2147483647)");
+  EXPECT_EQ(refusal("2147483648", as_int), "--name: 2147483648 is too large (at most 2147483647)");
+  EXPECT_EQ(refusal("2147483647", as_int), "");
+  EXPECT_EQ(refusal("4294967296", [](Options& o) { o.count_as<std::uint32_t>("name", 1); }),
+            "--name: 4294967296 is too large (at most 4294967295)");
+  EXPECT_EQ(refusal("70000", [](Options& o) { o.counts("name", {1}, 65535); }),
+            "--name: 70000 is too large (at most 65535)");
+
+  const char* argv[] = {"prog", "--steps", "2147483647"};
+  Options options(3, argv);
+  EXPECT_EQ(options.count_as<int>("steps", 30), 2147483647);
+  EXPECT_EQ(options.count_as<int>("cells", 13), 13);
+}
+
 TEST(Figures, PrintsOneJsonObjectOnOneLine) {
   Figures figures;
   figures.add("app", std::string("x\"y"));

@@ -125,10 +125,10 @@ std::uint64_t checksum(const std::vector<std::string>& vocab, const Totals& t,
 int run(Options& options) {
   const bool small = options.flag("small");
   docindex::CorpusShape shape;
-  shape.documents = static_cast<std::uint32_t>(options.count("documents", small ? 300 : 4000));
-  shape.vocabulary = static_cast<std::uint32_t>(options.count("vocabulary", small ? 2000 : 20000));
+  shape.documents = options.count_as<std::uint32_t>("documents", small ? 300 : 4000);
+  shape.vocabulary = options.count_as<std::uint32_t>("vocabulary", small ? 2000 : 20000);
   shape.seed = options.count("seed", 1);
-  const auto queries = static_cast<std::uint32_t>(options.count("queries", small ? 24 : 64));
+  const auto queries = options.count_as<std::uint32_t>("queries", small ? 24 : 64);
   options.finish();
   if (shape.vocabulary < 2) throw squall::apps::OptionError("--vocabulary must be at least 2");
 

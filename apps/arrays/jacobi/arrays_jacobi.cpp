@@ -209,11 +209,11 @@ constexpr const char* kUsage =
 
 int run(Options& options) {
   const bool small = options.flag("small");
-  cfg.n = static_cast<int>(options.count("grid", small ? 64 : 512));
-  cfg.block = static_cast<int>(options.count("block", small ? 16 : 64));
-  cfg.iterations = static_cast<int>(options.count("iterations", small ? 30 : 200));
-  cfg.check_every = static_cast<int>(options.count("check-every", 1));
-  cfg.migrate_every = static_cast<int>(options.count("migrate-every", 0));
+  cfg.n = options.count_as<int>("grid", small ? 64 : 512);
+  cfg.block = options.count_as<int>("block", small ? 16 : 64);
+  cfg.iterations = options.count_as<int>("iterations", small ? 30 : 200);
+  cfg.check_every = options.count_as<int>("check-every", 1);
+  cfg.migrate_every = options.count_as<int>("migrate-every", 0);
   options.finish();
   if (cfg.block < 1 || cfg.n % cfg.block != 0) throw squall::apps::OptionError("--block must divide --grid");
   if (cfg.iterations < 1 || cfg.check_every < 1)

@@ -221,12 +221,12 @@ constexpr const char* kUsage =
 
 int run(Options& options) {
   const bool small = options.flag("small");
-  params.block = static_cast<int>(options.count("block", 8));
-  params.min_level = static_cast<int>(options.count("min-level", 2));
-  params.max_level = static_cast<int>(options.count("max-level", small ? 4 : 6));
-  params.steps = static_cast<int>(options.count("steps", small ? 80 : 200));
-  params.adapt_every = static_cast<int>(options.count("adapt-every", small ? 5 : 10));
-  migrate_every = static_cast<int>(options.count("migrate-every", 0));
+  params.block = options.count_as<int>("block", 8);
+  params.min_level = options.count_as<int>("min-level", 2);
+  params.max_level = options.count_as<int>("max-level", small ? 4 : 6);
+  params.steps = options.count_as<int>("steps", small ? 80 : 200);
+  params.adapt_every = options.count_as<int>("adapt-every", small ? 5 : 10);
+  migrate_every = options.count_as<int>("migrate-every", 0);
   options.finish();
   if (params.block < 2 || params.block % 2 != 0 || params.block > 1024)
     throw squall::apps::OptionError("--block must be even, 2 to 1024");

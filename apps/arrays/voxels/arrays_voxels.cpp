@@ -164,11 +164,11 @@ std::uint64_t checksum(const std::vector<std::vector<Pair>>& steps) {
 
 int run(Options& options) {
   const bool small = options.flag("small");
-  scene.objects = static_cast<std::int32_t>(options.count("objects", small ? 300 : 2000));
-  scene.voxels = static_cast<std::int32_t>(options.count("voxels", small ? 8 : 16));
-  const auto steps = static_cast<std::int32_t>(options.count("steps", small ? 20 : 40));
+  scene.objects = options.count_as<std::int32_t>("objects", small ? 300 : 2000);
+  scene.voxels = options.count_as<std::int32_t>("voxels", small ? 8 : 16);
+  const auto steps = options.count_as<std::int32_t>("steps", small ? 20 : 40);
   scene.seed = options.count("seed", 1);
-  migrate_every = static_cast<std::int32_t>(options.count("migrate-every", 0));
+  migrate_every = options.count_as<std::int32_t>("migrate-every", 0);
   options.finish();
   if (scene.objects < 1 || scene.voxels < 1 || scene.voxels > 1000 || steps < 1)
     throw squall::apps::OptionError("--objects, --voxels (at most 1000) and --steps must be at least 1");

@@ -4,16 +4,22 @@
 #include <iostream>
 #include <string>
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace squall::apps {
 namespace {
 
-std::uint64_t parse_count(const std::string& name, const std::string& text) {
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != '\0') {
+// strtoull alone would take a leading space or sign (" -1" as 2^64-1) and saturate a value
+// beyond 2^64-1: only digits are taken, and a value above `max` is refused.
+std::uint64_t parse_count(const std::string& name, const std::string& text, std::uint64_t max) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
     throw OptionError("--" + name + ": expected a non-negative integer, got '" + text + "'");
+  }
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value > max) {
+    throw OptionError("--" + name + ": " + text + " is too large (at most " + std::to_string(max) + ")");
   }
   return value;
 }
@@ -49,17 +55,17 @@ const std::vector<std::string>* Options::take(const std::string& name, std::size
 
 bool Options::flag(const std::string& name) { return take(name, 0) != nullptr; }
 
-std::uint64_t Options::count(const std::string& name, std::uint64_t fallback) {
+std::uint64_t Options::count(const std::string& name, std::uint64_t fallback, std::uint64_t max) {
   const auto* values = take(name, 1);
-  return values ? parse_count(name, values->front()) : fallback;
+  return values ? parse_count(name, values->front(), max) : fallback;
 }
 
-std::vector<std::uint64_t> Options::counts(const std::string& name,
-                                           std::vector<std::uint64_t> fallback) {
+std::vector<std::uint64_t> Options::counts(const std::string& name, std::vector<std::uint64_t> fallback,
+                                           std::uint64_t max) {
   const auto* values = take(name, fallback.size());
   if (!values) return fallback;
   std::vector<std::uint64_t> result;
-  for (const auto& text : *values) result.push_back(parse_count(name, text));
+  for (const auto& text : *values) result.push_back(parse_count(name, text, max));
   return result;
 }
 

@@ -5,9 +5,11 @@
 // A program reads each option it knows with a default, then calls finish(), which rejects
 // anything it did not read; every error is an OptionError naming the option.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace squall::apps {
@@ -22,9 +24,19 @@ class Options {
   Options(int argc, const char* const* argv);
 
   bool flag(const std::string& name);  // present without values
-  std::uint64_t count(const std::string& name, std::uint64_t fallback);  // non-negative integer
-  // Exactly `fallback.size()` non-negative integers.
-  std::vector<std::uint64_t> counts(const std::string& name, std::vector<std::uint64_t> fallback);
+  // A non-negative integer of the digits 0-9 alone (no sign or space), at most `max`.
+  std::uint64_t count(const std::string& name, std::uint64_t fallback,
+                      std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
+  // The same, at most what the caller's type T holds: a larger value is refused, not wrapped.
+  template <class T>
+  T count_as(const std::string& name, T fallback) {
+    static_assert(std::is_integral_v<T>);
+    return static_cast<T>(count(name, static_cast<std::uint64_t>(fallback),
+                                static_cast<std::uint64_t>(std::numeric_limits<T>::max())));
+  }
+  // Exactly `fallback.size()` non-negative integers, each at most `max`.
+  std::vector<std::uint64_t> counts(const std::string& name, std::vector<std::uint64_t> fallback,
+                                    std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
   void finish() const;  // throws on an option no getter asked for
 
  private:
