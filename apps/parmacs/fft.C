@@ -25,6 +25,8 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "options.h"
+
 MAIN_ENV
 
 #define MAX_PROCS 64
@@ -140,8 +142,8 @@ int main(int argc, char *argv[])
   MAIN_INITENV(,1000000)
   while ((c = getopt(argc, argv, "m:p:h")) != -1) {
     switch (c) {
-    case 'm': M = atol(optarg); break;
-    case 'p': P = atol(optarg); break;
+    case 'm': M = option_long("fft", 'm', optarg); break;
+    case 'p': P = option_long("fft", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-m M] [-p P]\n", argv[0]);
       exit(c == 'h' ? 0 : 1);

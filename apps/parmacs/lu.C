@@ -26,6 +26,8 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "options.h"
+
 MAIN_ENV
 
 #define MAX_PROCS 64
@@ -145,9 +147,9 @@ int main(int argc, char *argv[])
   MAIN_INITENV(,1000000)
   while ((c = getopt(argc, argv, "n:b:p:h")) != -1) {
     switch (c) {
-    case 'n': N = atol(optarg); break;
-    case 'b': B = atol(optarg); break;
-    case 'p': P = atol(optarg); break;
+    case 'n': N = option_long("lu", 'n', optarg); break;
+    case 'b': B = option_long("lu", 'b', optarg); break;
+    case 'p': P = option_long("lu", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n N] [-b B] [-p P]\n", argv[0]);
       exit(c == 'h' ? 0 : 1);

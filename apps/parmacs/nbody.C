@@ -33,6 +33,8 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "options.h"
+
 MAIN_ENV
 
 #define MAX_PROCS 64
@@ -155,9 +157,9 @@ int main(int argc, char *argv[])
   MAIN_INITENV(,1000000)
   while ((c = getopt(argc, argv, "n:s:p:h")) != -1) {
     switch (c) {
-    case 'n': N = atol(optarg); break;
-    case 's': steps = atol(optarg); break;
-    case 'p': P = atol(optarg); break;
+    case 'n': N = option_long("nbody", 'n', optarg); break;
+    case 's': steps = option_long("nbody", 's', optarg); break;
+    case 'p': P = option_long("nbody", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n bodies] [-s steps] [-p P]\n", argv[0]);
       exit(c == 'h' ? 0 : 1);

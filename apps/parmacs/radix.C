@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "options.h"
+
 MAIN_ENV
 
 #define MAX_PROCS 64
@@ -182,16 +184,16 @@ int main(int argc, char *argv[])
   MAIN_INITENV(,1000000)
   while ((c = getopt(argc, argv, "n:r:m:p:h")) != -1) {
     switch (c) {
-    case 'n': N = atol(optarg); break;
-    case 'r': radix = atol(optarg); break;
-    case 'm': maxkey = atol(optarg); break;
-    case 'p': P = atol(optarg); break;
+    case 'n': N = option_long("radix", 'n', optarg); break;
+    case 'r': radix = option_long("radix", 'r', optarg); break;
+    case 'm': maxkey = option_long("radix", 'm', optarg); break;
+    case 'p': P = option_long("radix", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n keys] [-r radix] [-m maxkey] [-p P]\n", argv[0]);
       exit(c == 'h' ? 0 : 1);
     }
   }
-  for (bits = 0; (1L << bits) < radix; bits++) {}
+  for (bits = 0; bits <= 16 && (1L << bits) < radix; bits++) {}  /* 17: too large (no 1L << 63) */
   if (N < 1 || radix < 2 || (1L << bits) != radix || bits > 16 || maxkey < 2 || maxkey > (1L << 32) ||
       P < 1 || P > MAX_PROCS || P > radix) {
     fprintf(stderr, "radix: need keys >= 1, radix a power of 2 from 2 to 65536, 2 <= maxkey <= 2^32, "

@@ -29,6 +29,8 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "options.h"
+
 MAIN_ENV
 
 #define MAX_PROCS 64
@@ -122,17 +124,18 @@ int main(int argc, char *argv[])
   MAIN_INITENV(,1000000)
   while ((c = getopt(argc, argv, "n:i:w:p:h")) != -1) {
     switch (c) {
-    case 'n': N = atol(optarg); break;
-    case 'i': iterations = atol(optarg); break;
-    case 'w': omega = atof(optarg); break;
-    case 'p': P = atol(optarg); break;
+    case 'n': N = option_long("sor", 'n', optarg); break;
+    case 'i': iterations = option_long("sor", 'i', optarg); break;
+    case 'w': omega = option_double("sor", 'w', optarg); break;
+    case 'p': P = option_long("sor", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n N] [-i iterations] [-w omega] [-p P]\n", argv[0]);
       exit(c == 'h' ? 0 : 1);
     }
   }
-  if (N < 3 || iterations < 1 || P < 1 || P > MAX_PROCS || P > N - 2) {
-    fprintf(stderr, "sor: need N >= 3, iterations >= 1, 1 <= P <= min(%d, N - 2)\n", MAX_PROCS);
+  /* SOR converges only for 0 < omega < 2: outside, the sweeps diverge or stand still. */
+  if (N < 3 || iterations < 1 || !(omega > 0 && omega < 2) || P < 1 || P > MAX_PROCS || P > N - 2) {
+    fprintf(stderr, "sor: need N >= 3, iterations >= 1, 0 < omega < 2, 1 <= P <= min(%d, N - 2)\n", MAX_PROCS);
     exit(1);
   }
 

@@ -4,7 +4,7 @@
 // the SIGBUS path and with 8 messages per packet; and with two workers per node as threads,
 // on one node and on two; and across simulated hosts. RadixUnderMultipleWriter (a ctest entry of
 // its own): radix on 4 nodes with every segment under the multiple-writer protocol
-// (SQUALL_TSM_PROTOCOL) prints the one-node checksum.
+// (SQUALL_TSM_PROTOCOL) prints the one-node checksum. A malformed option is refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,6 +74,29 @@ TEST(ParmacsApps, ChecksumsAcrossSimulatedHostsAreTheOneNodeChecksums) {
     ASSERT_FALSE(one.empty()) << program << " printed no checksum";
     EXPECT_EQ(run_on_hosts(program, 2, 2), one) << program << " on 2 hosts of 2 workers";
     EXPECT_EQ(run_on_hosts(program, 4, 1), one) << program << " on 4 hosts of 1 worker";
+  }
+}
+
+// A malformed number, or omega outside (0, 2), is refused with one line naming the option
+// and the text: atol took "1x" as 1 and atof "abc" as 0, and omega 99 diverged, all with exit 0.
+TEST(ParmacsApps, BadOptionsAreRefused) {
+  const std::string cases[][3] = {
+      {SOR, "-p1x", "sor: -p must be a whole number (got '1x')"},
+      {SOR, "-wabc", "sor: -w must be a number (got 'abc')"},
+      {SOR, "-wnan", "sor: -w must be a number (got 'nan')"},
+      {SOR, "-w99", "0 < omega < 2"},
+      {SOR, "-w0", "0 < omega < 2"},
+      {SOR, "-n 99999999999999999999", "sor: -n must be a whole number (got '99999999999999999999')"},
+      {FFT, "-m16x", "fft: -m must be a whole number (got '16x')"},
+      {LU, "-b ' 4'", "lu: -b must be a whole number (got ' 4')"},
+      {NBODY, "-s4.5", "nbody: -s must be a whole number (got '4.5')"},
+      {RADIX, "-r256k", "radix: -r must be a whole number (got '256k')"},
+      {RADIX, "-r 9223372036854775807", "radix: need keys >= 1, radix a power of 2 from 2 to 65536"}};
+  for (const auto& [program, args, said] : cases) {
+    const auto r = run(program + " " + args, 60);
+    EXPECT_NE(r.status, 0) << program << " " << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(said), std::string::npos) << program << " " << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("checksum:"), std::string::npos) << program << " " << args << "\n" << r.output;
   }
 }
 

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The PARMACS programs' numeric options (-n 258, -w 1.5). atol and atof took "1x" as 1 and
+ * "abc" as 0, so a mistyped option ran another problem than the one asked for, and said
+ * nothing. Each reader takes the whole text or ends the program with one line naming the
+ * option and the text; the program then checks the value's range as before. Plain C,
+ * included by the .C files as it is (not through m4); the directory of the .C files is on
+ * the include path (squall_parmacs_program, and bench/parmacs for the pthreads builds). */
+#ifndef SQUALL_APPS_PARMACS_OPTIONS_H
+#define SQUALL_APPS_PARMACS_OPTIONS_H
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline void option_refused(const char *program, int flag, const char *text, const char *what)
+{
+  fprintf(stderr, "%s: -%c must be %s (got '%s')\n", program, flag, what, text);
+  exit(1);
+}
+
+/* A whole number that fits a long: digits after an optional sign, nothing before or after. */
+static inline long option_long(const char *program, int flag, const char *text)
+{
+  char *end;
+  long value;
+  errno = 0;
+  value = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || isspace((unsigned char) text[0]) || errno == ERANGE)
+    option_refused(program, flag, text, "a whole number");
+  return value;
+}
+
+/* A finite number as strtod reads it (1.5, 15e-1), but not "nan" or "inf". */
+static inline double option_double(const char *program, int flag, const char *text)
+{
+  char *end;
+  double value;
+  errno = 0;
+  value = strtod(text, &end);
+  if (end == text || *end != '\0' || isspace((unsigned char) text[0]) || errno == ERANGE || !isfinite(value))
+    option_refused(program, flag, text, "a number");
+  return value;
+}
+
+#endif
