@@ -31,7 +31,11 @@ VersionOptions read_version_options(Options& options, bool block_size) {
   v.config.initial_per_cell = options.count_as<std::uint32_t>("per-cell", 5);
   v.config.steps = options.count_as<int>("steps", 400);
   v.config.seed = options.count("seed", 1);
-  if (block_size) v.block_size = options.count("block-size", 4096);
+  if (block_size) {
+    v.block_size = options.count("block-size", 4096);
+    // Sizes the receive buffers before the TSM or XSM segment checks it (0 divided there).
+    if (v.block_size == 0) throw OptionError("--block-size: a block holds at least one byte");
+  }
   v.json = options.flag("json");
   options.finish();
   return v;
