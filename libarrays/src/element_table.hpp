@@ -40,6 +40,13 @@ class element_table {
   }
   Record* find(const key& k) const { return find(k.hash(), k.bytes()); }
 
+  // One record the caller asked to keep at hand (keep_at_hand), found by its bytes alone,
+  // before any hash is computed: null when `bytes` are another key's. Forgotten when erased.
+  Record* at_hand(std::string_view bytes) const {
+    return at_hand_ != nullptr && same_bytes(at_hand_->k.bytes(), bytes) ? at_hand_ : nullptr;
+  }
+  void keep_at_hand(Record& r) { at_hand_ = &r; }
+
   // The record of `k`, made (its other members default) when there is none; second: made.
   // `make_key` builds the key, only when a record is made.
   template <class MakeKey>
@@ -67,6 +74,7 @@ class element_table {
     std::size_t i = r.k.hash() & mask();
     while (records_[index_[i].record - 1].get() != &r) i = (i + 1) & mask();
     const std::uint32_t number = index_[i].record;
+    if (at_hand_ == &r) at_hand_ = nullptr;
     // Backward shift: pull each later entry of the run back into the hole when its own
     // preferred position does not lie in the hole's cyclic range (hole, entry].
     for (std::size_t next = (i + 1) & mask(); index_[next].record != 0; next = (next + 1) & mask()) {
@@ -144,6 +152,7 @@ class element_table {
   std::vector<std::uint32_t> free_;               // erased positions + 1, reused first
   std::vector<index_entry> index_;
   std::size_t count_ = 0;
+  Record* at_hand_ = nullptr;
 };
 
 }  // namespace squall::arrays::detail

@@ -87,7 +87,18 @@ class array_state {
   entry_rec& entry(const key& k) { return entry(k.hash(), k.bytes()); }
   entry_rec& entry(std::uint64_t hash, std::string_view key_bytes);
   entry_rec* find(const key& k) { return table_.find(k); }
-  entry_rec& entry_of(const message& m) { return entry(hash_bytes(m.key), m.key); }
+  // The record of an arriving message's element. The last one is kept at hand: an element's
+  // messages come in runs (a ping-pong, a neighbour's several sends), and a hit skips the
+  // key's hash and the table's probe.
+  entry_rec& entry_of(const message& m) {
+    if (entry_rec* e = table_.at_hand(m.key)) {
+      e->last_used = quiescences_;
+      return *e;
+    }
+    entry_rec& e = entry(hash_bytes(m.key), m.key);
+    table_.keep_at_hand(e);
+    return e;
+  }
 
   // Program side (any thread of the scheduler, in or out of an entry method).
   void send_invoke(const key& k, std::uint64_t entry, std::string_view args, std::uint64_t reply_slot);

@@ -110,4 +110,25 @@ TEST(ElementTable, RecordsAddedDuringIterationAreNotVisited) {
   EXPECT_EQ(table.size(), 8u + 400u);
 }
 
+// The record kept at hand is found by its bytes only, not another key's, and is forgotten
+// when erased (a dangling one would be found again by a new record's key).
+TEST(ElementTable, TheRecordAtHandIsForgottenWhenErased) {
+  element_table<record> table;
+  const auto add = [&table](const std::string& b) {
+    return table.find_or_add(key(b).hash(), b, [&b] { return key(b); }).first;
+  };
+  record* a = add("abcd");
+  record* b = add("abce");
+  EXPECT_EQ(table.at_hand("abcd"), nullptr);
+  table.keep_at_hand(*a);
+  EXPECT_EQ(table.at_hand("abcd"), a);
+  EXPECT_EQ(table.at_hand("abce"), nullptr);
+  table.erase(*b);
+  EXPECT_EQ(table.at_hand("abcd"), a);
+  table.erase(*a);
+  EXPECT_EQ(table.at_hand("abcd"), nullptr);
+  add("abcd");
+  EXPECT_EQ(table.at_hand("abcd"), nullptr);
+}
+
 }  // namespace
