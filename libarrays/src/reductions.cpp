@@ -26,18 +26,20 @@ void array_state::count_out(std::uint64_t red_count) {
 
 void array_state::add_to(partial& p, std::uint64_t reducer_id, std::uint64_t value_type, std::string_view value,
                          const callback& then, std::uint64_t count) {
-  if (count == 0) return;
+  if (count == 0 || p.failed) return;
   if (p.count == 0) {
     p.reducer = reducer_id;
     p.value_type = value_type;
     p.then = then;
   } else {
     if (p.reducer != reducer_id || p.value_type != value_type) {
+      p.failed = true;
       throw squall::usage_error("libarrays: a reduction of array " + std::to_string(id_) +
                                 " was given two reducers (" + std::string(reducer_name(p.reducer)) + " and " +
                                 std::string(reducer_name(reducer_id)) + "): every element contributes with the same one");
     }
     if (!(p.then == then)) {
+      p.failed = true;
       throw squall::usage_error("libarrays: a reduction of array " + std::to_string(id_) +
                                 " was given two callbacks: every element contributes with the same one");
     }

@@ -72,6 +72,9 @@ struct partial {
   std::uint64_t reducer = 0, value_type = 0;
   callback then;
   std::uint64_t count = 0;
+  // Its parts disagreed (two reducers or callbacks): said once. A failed quiesce ends without
+  // waiting for the reduction's other parts, which are dropped when they come.
+  bool failed = false;
 };
 
 class array_state {
