@@ -102,6 +102,7 @@ element_base* local(std::uint32_t array, std::uint64_t index_type, const key& k)
 std::size_t local_count(std::uint32_t array) { return array_at(array).local_count(); }
 
 void record_communication(std::uint32_t array, bool on) { array_at(array).record_communication(on); }
+void measure_load(std::uint32_t array, bool on) { array_at(array).measure_load(on); }
 
 void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* ctx) {
   array_at(array).for_each_local([&](element_base& e) { f(e, ctx); });
@@ -122,12 +123,17 @@ void invoke_entry(element_base& e, const entry_info& info, std::string_view args
     throw squall::usage_error("libarrays: entry method " + std::string(info.name) + " sent to an element of type " +
                               std::string(s.array->ops().element_name));
   }
-  const std::uint64_t start = ticks();
-  {
+  if (s.array->measures_load()) {
+    const std::uint64_t start = ticks();
+    {
+      program_code running(&s);
+      info.invoke(e, args, result);
+    }
+    s.load_ticks += ticks() - start;
+  } else {
     program_code running(&s);
     info.invoke(e, args, result);
   }
-  s.load_ticks += ticks() - start;
   runtime& r = rt();
   ++r.counts.invoked;
   count().invoked.add_from_one_thread();

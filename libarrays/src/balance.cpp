@@ -95,6 +95,7 @@ std::string array_state::load_report() {
 }
 
 void array_state::start_measurement() {
+  measure_load_ = true;
   table_.for_each([](entry_rec& e) {
     if (!e.s) return;
     e.s->load_s = 0;

@@ -127,6 +127,10 @@ class array_state {
   void trim_broadcasts() { past_.clear(); }
   std::size_t expire_caches();  // at quiescence; returns how many entries it forgot
   void record_communication(bool on) { record_comm_ = on; }
+  // Whether entry methods are timed for load balancing (array::measure_load; at_sync turns
+  // it on for the steps after it).
+  void measure_load(bool on) { measure_load_ = on; }
+  bool measures_load() const { return measure_load_; }
 
   // Load balancing (balance.cpp): this node's elements as the strategies see them, and the
   // moves decided for them.
@@ -189,6 +193,7 @@ class array_state {
   std::size_t locals_ = 0;
   std::uint64_t quiescences_ = 0;  // expire_caches' clock
   bool record_comm_ = false;
+  bool measure_load_ = false;
 
   // Broadcasts: node 0 numbers them; each node keeps what it delivered for late arrivals.
   std::uint64_t bcast_issued_ = 0;  // node 0

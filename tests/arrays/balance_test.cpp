@@ -2,7 +2,8 @@
 // Measurement-based load balancing: elements all born on node 0 with skewed loads are
 // spread by each strategy; messages reach every element afterwards; refine moves fewer
 // elements than greedy; metis keeps a ring's neighbours together. Loads are the program's
-// own (add_load), so the plans do not depend on the machine's noise.
+// own (add_load), so the plans do not depend on the machine's noise; one test checks when
+// the runtime times entry methods itself.
 #include <gtest/gtest.h>
 
 #include <squall/arrays.hpp>
@@ -10,6 +11,7 @@
 #include <squall/runtime.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +41,12 @@ struct Work : arrays::element<arrays::index1d> {
     (*ring)[(i + count() - 1) % count()].call<&Work::hear>();
   }
   void hear() {}
+  // Runs for at least `ms` milliseconds of wall-clock time.
+  void busy(int ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
   template <class A>
   void serialize(A& ar) {
     ar(calls);
@@ -101,6 +109,33 @@ TEST(ArraysBalance, RefineMovesFewerElementsThanGreedy) {
   const arrays::balance_report r = arrays::at_sync(a, arrays::strategy::refine);
   EXPECT_LE(r.max_after, r.max_before);
   EXPECT_LE(r.migrations, static_cast<std::size_t>(nodes()));
+}
+
+// Entry methods are timed only in an array that measures its load: from measure_load(), or
+// from its first at_sync on. The element's load is its entry methods' time (at least the
+// time they ran for) and nothing before that.
+TEST(ArraysBalance, EntryMethodsAreTimedWhereTheArrayMeasuresItsLoad) {
+  auto a = arrays::array<Work>::create();
+  a.insert(me(), me());  // element i on node i
+  arrays::quiesce();
+  const auto load_here = [&a] {
+    double load = -1;
+    a.for_each_local([&load](Work& w) { load = w.measured_load(); });
+    return load;
+  };
+  a[me()].call<&Work::busy>(5);
+  arrays::quiesce();
+  EXPECT_EQ(load_here(), 0.0) << "timed before the array measured its load";
+  a.measure_load();
+  a[me()].call<&Work::busy>(5);
+  arrays::quiesce();
+  EXPECT_GE(load_here(), 0.005 * 0.98);
+  a.measure_load(false);
+  arrays::at_sync(a, arrays::strategy::refine);  // a new measurement, timed from here on
+  EXPECT_EQ(load_here(), 0.0);
+  a[me()].call<&Work::busy>(5);
+  arrays::quiesce();
+  EXPECT_GE(load_here(), 0.005 * 0.98);
 }
 
 TEST(ArraysBalance, MetisKeepsRingNeighboursTogether) {

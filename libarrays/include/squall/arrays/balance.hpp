@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Measurement-based load balancing (the paper's section 6; Charm++'s AtSync). The runtime
-// times every entry method of every element; at_sync() is the synchronisation point: it
-// gathers the loads (and, for metis, the messages between elements, when the array records
-// them), decides where each element goes, and moves them.
+// times every entry method of every element of an array that measures its load; at_sync()
+// is the synchronisation point: it gathers the loads (and, for metis, the messages between
+// elements, when the array records them), decides where each element goes, and moves them.
+// An array measures its load from its first at_sync on, or from measure_load() (the time
+// before the first at_sync counts only then).
 //
+//   cells.measure_load();                         // the first step counts too
 //   cells.record_communication();                 // for strategy::metis
 //   ... iterations ...
 //   auto r = arrays::at_sync(cells, arrays::strategy::refine);

@@ -53,7 +53,7 @@ class element_base {
     contribute_bytes(how.id, value_type, detail::encode(value), then);
   }
   // The element's work since the last load-balancing step (balance.hpp), in seconds: the
-  // time its entry methods ran, plus what the program added (its own estimate, e.g. a cost
+  // time its entry methods ran (when its array measures its load), plus what the program added (its own estimate, e.g. a cost
   // model that does not depend on the machine's noise).
   double measured_load() const;
   void add_load(double seconds);
