@@ -39,9 +39,7 @@ int counter_slot(std::string_view name) {
 }
 
 
-counter::counter(std::string_view name) : slot_(counter_slot(name)) {}
-void counter::add(std::uint64_t n) { counter_at(slot_).fetch_add(n, std::memory_order_relaxed); }
-void counter::add_from_one_thread(std::uint64_t n) { bump(counter_at(slot_), n); }
+counter::counter(std::string_view name) : value_(&counter_at(counter_slot(name))) {}
 
 std::uint64_t snapshot::get(std::string_view name) const {
   auto it = counters.find(name);
