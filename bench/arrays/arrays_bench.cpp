@@ -366,14 +366,16 @@ double time_bcast_reduce(int me, int cycles, bool& right) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node(), n = squall::nodes();
-  if (!squall::bench::has_two_nodes("arrays", n, me, false)) return 1;
   int iterations = 10000, trials = 7;
-  if (!squall::bench::positive_option(argc, argv, "--iters", iterations, me) ||
-      !squall::bench::positive_option(argc, argv, "--trials", trials, me)) {
-    return 2;
-  }
   int sized = static_cast<int>(sized_bytes);
-  if (!squall::bench::positive_option(argc, argv, "--sized-bytes", sized, me)) return 2;
+  squall::bench::command_line options("arrays", argc, argv, me);
+  options.positive("--iters", iterations);
+  options.positive("--trials", trials);
+  options.positive("--sized-bytes", sized);
+  const std::string only_list = options.text("--only", "");
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
+  if (!squall::bench::has_two_nodes("arrays", n, me, false)) return 1;
   sized_bytes = static_cast<std::size_t>(sized);
   const int round_trips = iterations;
   const int local_messages = 10 * iterations;
@@ -392,14 +394,10 @@ int main(int argc, char** argv) {
 
   // --only NAME[,NAME...] runs those measurements (for a profiler); the others are null.
   std::vector<std::string> only;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) != "--only") continue;
-    std::string list = argv[i + 1];
-    for (std::size_t at = 0; at <= list.size();) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      only.push_back(list.substr(at, comma - at));
-      at = comma + 1;
-    }
+  for (std::size_t at = 0; !only_list.empty() && at <= only_list.size();) {  // none: all of them
+    const std::size_t comma = std::min(only_list.find(',', at), only_list.size());
+    only.push_back(only_list.substr(at, comma - at));
+    at = comma + 1;
   }
   const char* names[] = {"am", "message", "local", "migration", "forwarded", "bcast_reduce"};
   for (const std::string& o : only) {
@@ -510,7 +508,7 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     const std::string title = "arrays: migratable object arrays (--iters " + std::to_string(iterations) + ")";
-    f.print(title.c_str(), squall::bench::has_flag(argc, argv, "--json"));
+    f.print(title.c_str(), json);
   }
   if (!right && me == 0) std::fprintf(stderr, "arrays: a count was wrong (see above)\n");
   return right ? 0 : 1;

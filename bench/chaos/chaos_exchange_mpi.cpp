@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,6 @@ std::int64_t check_scatter_add(cx::mpi_exchange& ex, exchange_fn fn, const std::
 }
 
 int run(const cx::options& o) {
-  if (o.partition.empty()) throw std::invalid_argument(std::string("--partition FILE is required\n") + kUsage);
   const cx::partition part = cx::read_partition(o.partition);
   const cx::mesh_input input = cx::make_mesh(part.shape, part.seed);
   const cx::mesh::Mesh& m = input.mesh;
@@ -177,9 +177,17 @@ int run(const cx::options& o) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int status = 1;
+  std::optional<cx::options> o;
   try {
-    status = run(cx::parse_options(argc, argv, kUsage));
+    o = cx::parse_options(argc, argv, kUsage);
+    if (o->partition.empty()) throw std::invalid_argument(std::string("--partition FILE is required\n") + kUsage);
+  } catch (const std::invalid_argument& e) {  // every rank parses the same arguments: all stop
+    if (rank() == 0) std::fprintf(stderr, "chaos_exchange_mpi: %s\n", e.what());
+    o.reset();
+  }
+  int status = 2;
+  try {
+    if (o) status = run(*o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chaos_exchange_mpi (rank %d): %s\n", rank(), e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

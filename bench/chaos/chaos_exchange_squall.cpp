@@ -232,8 +232,15 @@ int run(const cx::options& o) {
 
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
+  cx::options o;
   try {
-    return run(cx::parse_options(argc, argv, kUsage));
+    o = cx::parse_options(argc, argv, kUsage);
+  } catch (const std::invalid_argument& e) {  // every node parses the same arguments
+    if (squall::node() == 0) std::fprintf(stderr, "chaos_exchange_squall: %s\n", e.what());
+    return 2;
+  }
+  try {
+    return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chaos_exchange_squall (node %d): %s\n", squall::node(), e.what());
     return 1;

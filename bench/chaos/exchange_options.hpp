@@ -41,7 +41,7 @@ inline options parse_options(int argc, char** argv, const char* usage) {
     else if (a == "--seed") o.seed = count(i);
     else if (a == "--trials") o.plan.trials = static_cast<int>(count(i));
     else if (a == "--reps") o.plan.reps = static_cast<int>(count(i));
-    else throw std::invalid_argument("unknown argument '" + a + "'\n" + usage);
+    else throw std::invalid_argument("unknown option '" + a + "'\n" + usage);
   }
   return o;
 }

@@ -21,23 +21,95 @@ inline bool has_flag(int argc, char** argv, const char* flag) {
   return false;
 }
 
-// Reads option `name` given as "NAME V" into `value`, which is left as it is when the option is
-// absent. False, after node `me` 0 says why, when V is missing or not a positive integer below
-// 2^31: every node parses the same arguments, so every node then returns.
-inline bool positive_option(int argc, char** argv, const char* name, int& value, int me) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], name) != 0) continue;
-    const char* text = i + 1 < argc ? argv[i + 1] : "";
+// A benchmark's command line. Each option is read by name (flag, positive, text), then
+// finish() refuses any argument that no read named: a misspelt option (--iter 5 for --iters)
+// stops the run instead of running the defaults. Every node parses the same arguments and so
+// fails alike; node `me` 0 alone says why, naming the program and the option.
+class command_line {
+ public:
+  command_line(const char* program, int argc, char** argv, int me)
+      : program_(program), argc_(argc), argv_(argv), me_(me) {}
+
+  // Whether `name` is given.
+  bool flag(const char* name) {
+    known_.push_back({name, false});
+    return at(name) != 0;
+  }
+  // "NAME V" into `value`, left as it is when absent; V must be a positive integer below 2^31.
+  void positive(const char* name, int& value) {
+    known_.push_back({name, true});
+    const int i = at(name);
+    if (i == 0) return;
+    const char* text = i + 1 < argc_ ? argv_[i + 1] : "";
     char* end = nullptr;
     const long n = std::strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || n <= 0 || n > 0x7fffffff) {
-      if (me == 0) std::fprintf(stderr, "%s: expected a positive integer, got '%s'\n", name, text);
-      return false;
+    if (*text < '0' || *text > '9' || *end != '\0' || n <= 0 || n > 0x7fffffff) {
+      refuse(std::string(name) + ": expected a positive integer, got '" + text + "'");
+      return;
     }
     value = static_cast<int>(n);
   }
-  return true;
-}
+  // "NAME V" as V; `fallback` when absent.
+  std::string text(const char* name, const std::string& fallback) {
+    known_.push_back({name, true});
+    const int i = at(name);
+    if (i == 0) return fallback;
+    if (i + 1 >= argc_) {
+      refuse(std::string(name) + " needs a value");
+      return fallback;
+    }
+    return argv_[i + 1];
+  }
+  // True when every argument is an option read above (with its value) and every value was
+  // good; otherwise node 0 has said what was wrong, and the caller returns 2.
+  bool finish() {
+    for (int i = 1; ok_ && i < argc_;) {
+      const option* o = find(argv_[i]);
+      if (o == nullptr) {
+        std::string list;
+        for (const option& k : known_) list += std::string(list.empty() ? "" : ", ") + k.name + (k.valued ? " V" : "");
+        refuse("unknown option '" + std::string(argv_[i]) + "' (the options are " + list + ")");
+        break;
+      }
+      i += o->valued ? 2 : 1;
+    }
+    return ok_;
+  }
+
+ private:
+  struct option {
+    const char* name;
+    bool valued;
+  };
+  const option* find(const char* arg) const {
+    for (const option& o : known_) {
+      if (std::strcmp(o.name, arg) == 0) return &o;
+    }
+    return nullptr;
+  }
+  // Where `name` last is among the options (0: absent), stepping over the values of the
+  // options known so far.
+  int at(const char* name) const {
+    int found = 0;
+    for (int i = 1; i < argc_; ++i) {
+      if (std::strcmp(argv_[i], name) == 0) found = i;
+      const option* o = find(argv_[i]);
+      if (o != nullptr && o->valued) ++i;
+    }
+    return found;
+  }
+  void refuse(const std::string& why) {
+    if (ok_ && me_ == 0) std::fprintf(stderr, "%s: %s\n", program_, why.c_str());
+    ok_ = false;
+  }
+
+  const char* program_;
+  int argc_;
+  char** argv_;
+  int me_;
+  std::vector<option> known_;
+  bool ok_ = true;
+};
 
 // Whether this run has the nodes benchmark `name` needs: at least 2, or exactly 2 when
 // `exactly_two`. If not, node 0 says how to run it; the caller then returns 1.

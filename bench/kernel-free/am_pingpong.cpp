@@ -62,12 +62,13 @@ std::atomic<std::uint64_t>& shared_flag() {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (!squall::bench::has_two_nodes("am_pingpong", squall::nodes(), me, false)) return 1;
   int iterations = 100000, trials = 7;
-  if (!squall::bench::positive_option(argc, argv, "--iters", iterations, me) ||
-      !squall::bench::positive_option(argc, argv, "--trials", trials, me)) {
-    return 2;
-  }
+  squall::bench::command_line options("am_pingpong", argc, argv, me);
+  options.positive("--iters", iterations);
+  options.positive("--trials", trials);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
+  if (!squall::bench::has_two_nodes("am_pingpong", squall::nodes(), me, false)) return 1;
   std::vector<double> floor_us, am_us;
   if (me < 2) {
     auto& flag = shared_flag();
@@ -95,6 +96,6 @@ int main(int argc, char** argv) {
     f.add("ratio", am / fl);
     const std::string title = "am_pingpong: small active-message round trip, node 0 <-> node 1 (median of " +
                               std::to_string(trials) + " x " + std::to_string(iterations) + ")";
-    f.print(title.c_str(), squall::bench::has_flag(argc, argv, "--json"));
+    f.print(title.c_str(), json);
   }
 }

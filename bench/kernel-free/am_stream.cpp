@@ -49,11 +49,12 @@ double stream_round(int me, int k, unsigned factor) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (!squall::bench::has_two_nodes("am_stream", squall::nodes(), me, false)) return 1;
   int k = 10000;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "-k") k = std::atoi(argv[i + 1]);
-  }
+  squall::bench::command_line options("am_stream", argc, argv, me);
+  options.positive("-k", k);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
+  if (!squall::bench::has_two_nodes("am_stream", squall::nodes(), me, false)) return 1;
   const unsigned factors[] = {1, 4, 16, 64, 256, 1024};
   std::vector<std::vector<double>> times(std::size(factors));
   stream_round(me, k, 1);  // warm-up
@@ -73,6 +74,6 @@ int main(int argc, char** argv) {
     fig.add("k", k);
     fig.print(("am_stream: k small messages then one reply, node 0 -> node 1 (median of " +
                std::to_string(trials) + ")").c_str(),
-              squall::bench::has_flag(argc, argv, "--json"));
+              json);
   }
 }

@@ -148,6 +148,9 @@ std::pair<double, double> reread(page& p, int me) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
+  squall::bench::command_line options("line_handoff", argc, argv, me);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   if (!squall::bench::has_two_nodes("line_handoff", squall::nodes(), me, true)) return 1;
   auto& p = *new (squall::bench::shared_page("line_handoff")) page{};
   double step_ns = me == 0 ? chain_ns_per_step() : 0;
@@ -189,6 +192,6 @@ int main(int argc, char** argv) {
     f.add("reread_after_peer_read_ns", after_peer_ns);
     f.add("reread_hit_ns", hit_ns);
     f.print("line_handoff: one cache line between nodes 0 and 1 (medians)",
-            squall::bench::has_flag(argc, argv, "--json"));
+            json);
   }
 }

@@ -67,7 +67,7 @@ plan parse_plan(int argc, char** argv, Extra&& extra) {
     else if (a == "--iters") p.iters = static_cast<int>(count());
     else if (a == "--bulk-iters") p.bulk_iters = static_cast<int>(count());
     else if (a == "--bulk-bytes") p.bulk_bytes = count();
-    else if (!extra(a, value)) throw std::invalid_argument("unknown argument '" + a + "'");
+    else if (!extra(a, value)) throw std::invalid_argument("unknown option '" + a + "'");
   }
   return p;
 }

@@ -149,14 +149,15 @@ Result run_tsm(int n, int iterations, int workers, std::uint64_t& misses) {
 
 int main(int argc, char** argv) {
   int n = 2048, iterations = 20, threads = 0, workers = 1;
-  const bool with_threads = squall::bench::has_flag(argc, argv, "--threads");
-  if (!squall::bench::positive_option(argc, argv, "--n", n, 0) ||
-      !squall::bench::positive_option(argc, argv, "--iterations", iterations, 0) ||
-      !squall::bench::positive_option(argc, argv, "--threads", threads, 0) ||
-      !squall::bench::positive_option(argc, argv, "--workers", workers, 0)) {
-    return 2;
-  }
-  const bool json = squall::bench::has_flag(argc, argv, "--json");
+  // Read before the runtime starts (a run on threads starts none): every node speaks.
+  squall::bench::command_line options("jacobi_run", argc, argv, 0);
+  options.positive("--n", n);
+  options.positive("--iterations", iterations);
+  options.positive("--threads", threads);
+  options.positive("--workers", workers);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
+  const bool with_threads = threads != 0;
   squall::bench::figures f;
   if (with_threads) {
     const Result r = run_threads(n, iterations, threads);

@@ -100,9 +100,12 @@ bool false_sharing(std::size_t block_size, result& r) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (!squall::bench::has_two_nodes("tsm_blocksize", squall::nodes(), me, true)) return 1;
   int trials = 7;
-  if (!squall::bench::positive_option(argc, argv, "--trials", trials, me)) return 2;
+  squall::bench::command_line options("tsm_blocksize", argc, argv, me);
+  options.positive("--trials", trials);
+  const bool json_wanted = options.flag("--json");
+  if (!options.finish()) return 2;
+  if (!squall::bench::has_two_nodes("tsm_blocksize", squall::nodes(), me, true)) return 1;
   constexpr std::size_t sizes = std::size(kib);
   std::vector<double> sweep_us[sizes], sweep_misses[sizes], false_us[sizes], false_misses[sizes];
   bool right = true;
@@ -140,6 +143,6 @@ int main(int argc, char** argv) {
       json += item;
     }
   }
-  if (squall::bench::has_flag(argc, argv, "--json")) std::printf("%s}\n", json.c_str());
+  if (json_wanted) std::printf("%s}\n", json.c_str());
   return 0;
 }

@@ -69,6 +69,9 @@ struct Case {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
+  squall::bench::command_line options("tsm_busy_home", argc, argv, me);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   if (!squall::bench::has_two_nodes("tsm_busy_home", squall::nodes(), me, false)) return 1;
   const auto at = [](int node) { return squall::memory::home_policy::function([node](std::size_t) { return node; }); };
   auto* data = tsm::alloc<std::byte>(blocks * page, {.homes = at(1)});
@@ -128,7 +131,7 @@ int main(int argc, char** argv) {
     f.add("wake_busy_floor_us", floor.wake_us);
     f.add("signal_busy_floor_us", floor.signal_us);
     f.print("tsm_busy_home: 4 KiB read misses, the serving node waiting vs computing (medians)",
-            squall::bench::has_flag(argc, argv, "--json"));
+            json);
   }
   return 0;
 }

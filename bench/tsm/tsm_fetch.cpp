@@ -28,6 +28,9 @@ constexpr int rounds = 41;  // the first warms up; then faults and fetch alterna
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
+  squall::bench::command_line options("tsm_fetch", argc, argv, me);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   if (!squall::bench::has_two_nodes("tsm_fetch", squall::nodes(), me, false)) return 1;
   auto* data = tsm::alloc<std::byte>(blocks * page, {.homes = squall::memory::home_policy::function([](std::size_t) { return 1; })});
   const std::vector<tsm::byte_range> all{{data, blocks * page}};
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
     f.add("fetch_us", squall::bench::median(fetch_us));
     f.add("ratio", squall::bench::median(fetch_us) / squall::bench::median(faults_us));
     f.print("tsm_fetch: reading 64 blocks just written elsewhere, miss by miss vs tsm::fetch first (medians)",
-            squall::bench::has_flag(argc, argv, "--json"));
+            json);
   }
   return 0;
 }

@@ -61,6 +61,9 @@ void time_writes(std::byte* base, std::vector<double>& us) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
+  squall::bench::command_line options("tsm_miss", argc, argv, me);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   if (!squall::bench::has_two_nodes("tsm_miss", squall::nodes(), me, true)) return 1;
   if (squall::memory::active_fault_path() != squall::memory::fault_path::sigbus && me == 0) {
     std::fprintf(stderr, "tsm_miss: the fault path is not SIGBUS (SQUALL_FAULT_PATH); the floor would not compare\n");
@@ -145,7 +148,7 @@ int main(int argc, char** argv) {
     f.add("floor_us", floor);
     f.add("ratio", read / floor);
     f.print("tsm_miss: 4 KiB blocks homed on node 1, misses from node 0 (median of 7 x 1024 of each)",
-            squall::bench::has_flag(argc, argv, "--json"));
+            json);
   }
   return 0;
 }

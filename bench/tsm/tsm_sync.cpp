@@ -54,6 +54,9 @@ double in_turn(int rounds, Body&& body) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node(), n = squall::nodes();
+  squall::bench::command_line options("tsm_sync", argc, argv, me);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   auto* counter = tsm::alloc<std::uint64_t>(1);
   tsm::lock_array lock(1);
   std::vector<double> handoff_us, barrier_us, alternating_us, turn_us;
@@ -92,7 +95,7 @@ int main(int argc, char** argv) {
     f.add("barrier_us", squall::bench::median(barrier_us));
     f.add("nodes", n);
     f.print("tsm_sync: one lock taken by every node, freely and strictly in turn, and barriers (median of 7)",
-            squall::bench::has_flag(argc, argv, "--json"));
+            json);
   }
   return 0;
 }

@@ -74,10 +74,13 @@ bool trial(word* x, int iterations, result& r) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
-  if (!squall::bench::has_two_nodes("xsm_false_sharing", squall::nodes(), me, false)) return 1;
   int trials = 5, iterations = 10;
-  if (!squall::bench::positive_option(argc, argv, "--trials", trials, me)) return 2;
-  if (!squall::bench::positive_option(argc, argv, "--iterations", iterations, me)) return 2;
+  squall::bench::command_line options("xsm_false_sharing", argc, argv, me);
+  options.positive("--trials", trials);
+  options.positive("--iterations", iterations);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
+  if (!squall::bench::has_two_nodes("xsm_false_sharing", squall::nodes(), me, false)) return 1;
   std::vector<double> stache_us, stache_messages, mw_us, mw_messages;
   bool right = true;
   for (int t = 0; t < trials; ++t) {
@@ -113,6 +116,6 @@ int main(int argc, char** argv) {
                 "xsm_false_sharing: %d nodes, %zu pages of 4 KiB, each node its slice of every page; median of %d "
                 "trials of %d iterations; messages per iteration, all nodes",
                 squall::nodes(), pages, trials, iterations);
-  f.print(title, squall::bench::has_flag(argc, argv, "--json"));
+  f.print(title, json);
   return 0;
 }

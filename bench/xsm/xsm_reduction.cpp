@@ -307,11 +307,17 @@ int run(const cx::options& o) {
 
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
+  cx::options o;
   try {
-    cx::options o = cx::parse_options(argc, argv, kUsage);
-    // Four ways in one run: fewer batches than chaos_exchange's unless asked.
-    if (!squall::bench::has_flag(argc, argv, "--trials")) o.plan.trials = 11;
-    if (!squall::bench::has_flag(argc, argv, "--reps")) o.plan.reps = 20;
+    o = cx::parse_options(argc, argv, kUsage);
+  } catch (const std::invalid_argument& e) {  // every node parses the same arguments
+    if (squall::node() == 0) std::fprintf(stderr, "xsm_reduction: %s\n", e.what());
+    return 2;
+  }
+  // Four ways in one run: fewer batches than chaos_exchange's unless asked.
+  if (!squall::bench::has_flag(argc, argv, "--trials")) o.plan.trials = 11;
+  if (!squall::bench::has_flag(argc, argv, "--reps")) o.plan.reps = 20;
+  try {
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xsm_reduction (node %d): %s\n", squall::node(), e.what());

@@ -3,13 +3,32 @@
 """scripts/bench and scripts/compare refuse a bad argument before anything runs: exit status 2
 and one line naming the option and the value, never a Python traceback. --results naming a
 file is refused before the benchmark runs (its figures would be lost when recorded), and a
-count written with a digit that is not 0-9 ('²', which str.isdigit takes) is refused."""
+count written with a digit that is not 0-9 ('²', which str.isdigit takes) is refused. Every
+benchmark of bench/list.tsv refuses an option it does not know (a misspelt --iters ran the
+defaults), through scripts/bench as a user runs it; the PARMACS programs built with pthreads
+(pthreads_*) keep their own getopt, which refuses one with exit status 1."""
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def unknown_option_cases():
+    """`scripts/bench NAME --iter 5` for every benchmark listed, with what it must say: a
+    program through bench/common/report.hpp (or its family's parser), a script through
+    argparse, which must not take --iter for --iterations or --iters either."""
+    scripts = {p.name for p in ROOT.glob("bench/*/*") if p.is_file() and os.access(p, os.X_OK)}
+    cases = []
+    for line in (ROOT / "bench" / "list.tsv").read_text().splitlines():
+        name = line.split("\t")[0].strip()
+        if not name or line.startswith("#") or name.startswith("pthreads_"):
+            continue
+        said = "unrecognized arguments: --iter 5" if name in scripts else f"{name}: unknown option '--iter'"
+        cases.append((["bench", name, "--iter", "5"], said))
+    return cases
 
 
 def main():
@@ -23,6 +42,10 @@ def main():
             (["compare", "--repeat", "\u00b2"], "--repeat takes a positive number of runs, not '\u00b2'"),
             (["compare", "--block-size", "\u00b2"], "--block-size takes a power of two"),
         ]
+        cases += unknown_option_cases()
+        cases += [(["bench", "am_pingpong", "--iter", "5"], "unknown option '--iter' (the options are --iters V, "),
+                  (["bench", "am_pingpong", "--iters", "0"], "am_pingpong: --iters: expected a positive integer, got '0'"),
+                  (["bench", "am_stream", "-k", "x"], "am_stream: -k: expected a positive integer, got 'x'")]
         for args, said in cases:
             p = subprocess.run([str(ROOT / "scripts" / args[0]), *args[1:]], capture_output=True, text=True,
                                timeout=60, cwd=ROOT)

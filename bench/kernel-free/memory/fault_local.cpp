@@ -106,7 +106,9 @@ double with_bare_handler(F&& f) {
 
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
-  const bool json = squall::bench::has_flag(argc, argv, "--json");
+  squall::bench::command_line options("fault_local", argc, argv, squall::node());
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   if (squall::memory::active_fault_path() != squall::memory::fault_path::sigbus) {
     std::fprintf(stderr, "fault_local: the fault path is not SIGBUS (SQUALL_FAULT_PATH); the floor would not compare\n");
   }

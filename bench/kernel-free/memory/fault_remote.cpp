@@ -39,6 +39,9 @@ void on_stop(squall::am::token&) { stop = true; }
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   const int me = squall::node();
+  squall::bench::command_line options("fault_remote", argc, argv, me);
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   if (!squall::bench::has_two_nodes("fault_remote", squall::nodes(), me, false)) return 1;
   if (squall::memory::active_fault_path() != squall::memory::fault_path::sigbus && me == 0) {
     std::fprintf(stderr, "fault_remote: the fault path is not SIGBUS (SQUALL_FAULT_PATH); the floor would not compare\n");
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
     f.add("floor_fault_us", squall::bench::median(fault_us));
     f.add("ratio", miss / floor);
     f.print("fault_remote: 4 KiB read miss served by the home on node 1 (median of 7 x 2048 misses)",
-            squall::bench::has_flag(argc, argv, "--json"));
+            json);
   }
   return 0;
 }

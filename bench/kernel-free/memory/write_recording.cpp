@@ -48,7 +48,9 @@ double phase_us(segment s, std::vector<block_index>& written, std::uint8_t value
 
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
-  const bool json = squall::bench::has_flag(argc, argv, "--json");
+  squall::bench::command_line options("write_recording", argc, argv, squall::node());
+  const bool json = options.flag("--json");
+  if (!options.finish()) return 2;
   squall::memory::testing::raise_only proto;
   const block_range all[1] = {{0, blocks}};
   const squall::memory::segment_options plain{.block_size = page, .handler = &proto, .initial = tag::read_write};
