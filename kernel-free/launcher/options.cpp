@@ -163,6 +163,10 @@ void apply(int code, const char* value, options& o, pending& p) {
       std::printf("%s\n", squall::tcp::to_hex(squall::tcp::make_secret()).c_str());
       std::exit(0);
     case stats: {
+      // "--stats=" would set SQUALL_STATS empty, which means no statistics: not what was asked.
+      if (value != nullptr && *value == '\0') {
+        die("--stats= is empty: give the forms after '=' (1, nodes, json:FILE), or --stats alone for 1");
+      }
       const char* forms = value != nullptr ? value : "1";
       squall::stats::forms parsed;
       std::string error;  // named once here, not by every node

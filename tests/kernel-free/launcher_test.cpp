@@ -312,6 +312,14 @@ TEST(Launcher, StatsFormsAreCheckedOnce) {
   EXPECT_NE(o.output.find("node 0 cannot write /nonexistent/dir"), std::string::npos) << o.output;
 }
 
+// "--stats=" set SQUALL_STATS empty, which the nodes take as no statistics: refused, once.
+TEST(Launcher, EmptyStatsFormsAreRefused) {
+  const auto o = run(squallrun + " -n 2 --stats= " + scenarios + " stats");
+  EXPECT_EQ(o.status, 2) << o.output;
+  EXPECT_EQ(o.output, "squallrun: --stats= is empty: give the forms after '=' (1, nodes, json:FILE), or --stats "
+                      "alone for 1\n");
+}
+
 // A JSON file that could not be written at the end would lose the counters with a warning:
 // a directory, or a name under something that is not one, is refused at start-up.
 TEST(Launcher, StatsJsonPathThatCannotBeAFileIsRefusedAtStartUp) {
