@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -119,6 +120,19 @@ std::string name_of(int code) {
   return "-" + std::string(1, static_cast<char>(code));
 }
 
+// An option that sets one value, given twice ("-n 2 -n 4"): which value was meant is a guess,
+// so neither is taken. Flags (--label) may repeat.
+void refuse_twice(int code, const char* value, std::map<int, std::string>& given) {
+  bool takes_value = code == 'n';
+  for (const option* o = long_options; o->name != nullptr; ++o) takes_value |= o->val == code && o->has_arg != no_argument;
+  if (!takes_value) return;
+  const std::string text = value != nullptr ? "'" + std::string(value) + "'" : "no value";  // --stats alone
+  const auto [first, added] = given.emplace(code, text);
+  if (added) return;
+  const std::string name = code == 'n' ? "-n/--nodes" : name_of(code);
+  die("%s", (name + " is given twice (" + first->second + ", then " + text + "): give it once").c_str());
+}
+
 // What the command line sets beyond `options` until every option is read; each value's
 // source (the flag, or the variable) names it in a refusal.
 struct pending {
@@ -230,11 +244,13 @@ options parse(int argc, char** argv) {
   p.host_index = int_env("SQUALL_HOST_INDEX", -1, 0, 1 << 16);
   // '+': stop at the program's name; ':': report a missing value as ':', without a message.
   opterr = 0;
+  std::map<int, std::string> given;  // the options that set a value, as given
   for (int code; (code = getopt_long(argc, argv, "+:hn:", long_options, nullptr)) != -1;) {
     if (code == '?') reject(argv[optind - 1]);
     if (code == ':') {
       apply(optopt, nullptr, o, p);
     } else {
+      refuse_twice(code, optarg, given);
       apply(code, optarg, o, p);
     }
   }

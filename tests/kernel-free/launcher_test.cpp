@@ -320,6 +320,27 @@ TEST(Launcher, EmptyStatsFormsAreRefused) {
                       "alone for 1\n");
 }
 
+// An option that sets one value, given twice, is refused whatever its forms: it silently took
+// the last ("-n 2 -n 4" ran 4 nodes). A flag may repeat.
+TEST(Launcher, OptionGivenTwiceIsRefused) {
+  const std::string cases[][2] = {
+      {"-n 2 -n 4", "-n/--nodes is given twice ('2', then '4')"},
+      {"-n2 --nodes=2", "-n/--nodes is given twice ('2', then '2')"},
+      {"--nodes 4 -n 4", "-n/--nodes is given twice ('4', then '4')"},
+      {"-n 2 --grace 1 --grace=2", "--grace is given twice ('1', then '2')"},
+      {"-n 2 --aggregation 8 --aggregation 8", "--aggregation is given twice ('8', then '8')"},
+      {"-n 2 --transport shm --transport=tcp", "--transport is given twice ('shm', then 'tcp')"},
+      {"-n 2 --stats --stats=nodes", "--stats is given twice (no value, then 'nodes')"},
+      {"-n 2 --ring-bytes 65536 --ring-bytes 131072", "--ring-bytes is given twice ('65536', then '131072')"}};
+  for (const auto& [args, said] : cases) {
+    const auto o = run(squallrun + " " + args + " /bin/true");
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.output;
+    EXPECT_EQ(o.output, "squallrun: " + std::string(said) + ": give it once\n") << args;
+  }
+  const auto o = run(squallrun + " -n 2 --label --label /bin/true");
+  EXPECT_EQ(o.status, 0) << o.output;
+}
+
 // A JSON file that could not be written at the end would lose the counters with a warning:
 // a directory, or a name under something that is not one, is refused at start-up.
 TEST(Launcher, StatsJsonPathThatCannotBeAFileIsRefusedAtStartUp) {
