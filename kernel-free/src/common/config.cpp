@@ -39,6 +39,18 @@ std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min,
   return v;
 }
 
+std::optional<std::uint64_t> parse_hex(const std::string& text) {
+  // strtoull would also take leading spaces and a sign (and wrap "-0x1000" round).
+  const std::size_t digits = text.starts_with("0x") || text.starts_with("0X") ? 2 : 0;
+  if (text.size() == digits || text.find_first_not_of("0123456789abcdefABCDEF", digits) != std::string::npos) {
+    return std::nullopt;
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str() + digits, nullptr, 16);
+  if (errno != 0) return std::nullopt;
+  return v;
+}
+
 std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min, std::int64_t max) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return noted(name, fallback);

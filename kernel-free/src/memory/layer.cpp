@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "common/config.hpp"
 #include "common/log.hpp"
@@ -37,16 +37,14 @@ std::atomic<layer*> the_layer{nullptr};
 std::uintptr_t configured_base() {
   const char* text = std::getenv("SQUALL_SEGMENT_BASE");
   if (text == nullptr || *text == '\0') return default_base;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 16);
+  const std::optional<std::uint64_t> v = parse_hex(text);  // as strict as the decimal settings
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  if (errno != 0 || *end != '\0' || v == 0 || v % page != 0 || v >= user_space_end) {
+  if (!v || *v == 0 || *v % page != 0 || *v >= user_space_end) {
     fatal("SQUALL_SEGMENT_BASE must be a page-aligned hexadecimal address below 0x%" PRIxPTR
           " (got '%s')",
           user_space_end, text);
   }
-  return static_cast<std::uintptr_t>(v);
+  return static_cast<std::uintptr_t>(*v);
 }
 
 fault_path configured_path() {

@@ -73,13 +73,18 @@ TEST(StartUpDeathTest, SegmentRangeTaken) {
       "\\[" SQUALL_TAKEN_PAGE "-[0-9a-f]+ .*SQUALL_SEGMENT_BASE");
 }
 
+// Read as strictly as the decimal settings (SQUALL_SEGMENT_SPACE_GIB=' 1' is refused): a
+// space or a sign before the digits is refused too, not skipped.
 TEST(StartUpDeathTest, BadSegmentBase) {
-  EXPECT_EXIT(
-      {
-        setenv("SQUALL_SEGMENT_BASE", "0x1234", 1);
-        start_memory_layer();
-      },
-      ::testing::ExitedWithCode(1), "SQUALL_SEGMENT_BASE must be a page-aligned hexadecimal address");
+  for (const char* base : {"0x1234", " 0x40000000", "\t40000000", "+0x40000000", "-0x40000000", "0x", "0x4000g000"}) {
+    EXPECT_EXIT(
+        {
+          setenv("SQUALL_SEGMENT_BASE", base, 1);
+          start_memory_layer();
+        },
+        ::testing::ExitedWithCode(1), "SQUALL_SEGMENT_BASE must be a page-aligned hexadecimal address")
+        << "'" << base << "'";
+  }
 }
 
 TEST(StartUpDeathTest, BadFaultPath) {
