@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A whole number from the environment, for libtsm's settings: `fallback` when unset, else it
-// must lie in [min, max], or the process ends with a message naming the variable. It ends
-// at once (_Exit): a setting may be read first inside a handler, where running the exit
-// handlers (a PARMACS job's end, a collective) would wait for ever.
+// libtsm's settings from the environment: a whole number, or a switch. `fallback` when unset;
+// a bad value ends the process with a message naming the variable. It ends at once (_Exit):
+// a setting may be read first inside a handler, where running the exit handlers (a PARMACS
+// job's end, a collective) would wait for ever.
 #pragma once
+#include <strings.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +34,21 @@ inline std::uint64_t env_number(const char* name, std::uint64_t fallback, std::u
   if (const auto n = parse_number(v, min, max)) return *n;
   std::fprintf(stderr, "squall: %s must be %s from %llu to %llu (got '%s')\n", name, unit,
                static_cast<unsigned long long>(min), static_cast<unsigned long long>(max), v);
+  std::_Exit(1);
+}
+
+// A switch, written as the runtime's switches are (squall::env_bool, kernel-free's
+// common/config.cpp): 0/1, no/yes, false/true or off/on, in any case.
+inline bool env_bool(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  for (const char* yes : {"1", "yes", "true", "on"}) {
+    if (strcasecmp(v, yes) == 0) return true;
+  }
+  for (const char* no : {"0", "no", "false", "off"}) {
+    if (strcasecmp(v, no) == 0) return false;
+  }
+  std::fprintf(stderr, "squall: %s must be 0 or 1 (or no/yes, false/true, off/on; got '%s')\n", name, v);
   std::_Exit(1);
 }
 

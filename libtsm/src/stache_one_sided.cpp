@@ -21,7 +21,7 @@ constexpr std::uint64_t open_bit = std::uint64_t{1} << 63;
 }  // namespace
 
 bool stache::wants_home_words() {
-  static const bool on = env_number("SQUALL_TSM_ONE_SIDED", 1, 0, 1, "0 or 1") == 1 && squall::nodes() < 64;
+  static const bool on = env_bool("SQUALL_TSM_ONE_SIDED", true) && squall::nodes() < 64;
   return on;
 }
 

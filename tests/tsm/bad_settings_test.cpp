@@ -25,4 +25,23 @@ TEST(BadTsmSettings, StopTheJobWithAMessageNamingTheVariable) {
   }
 }
 
+// SQUALL_TSM_ONE_SIDED is a switch like the runtime's (SQUALL_HOME_VIEWS): it takes the same
+// words, and refuses a bad one in the same words. It took 0 and 1 alone, and refused "on".
+TEST(BadTsmSettings, OneSidedIsASwitchLikeTheRuntimes) {
+  for (const std::string word : {"0", "1", "on", "OFF", "yes", "No", "true", "FALSE"}) {
+    const auto o = run("SQUALL_LIVENESS_S=0 SQUALL_TSM_ONE_SIDED=" + word + " " + SQUALLRUN + " -n 2 " + STATS_PROGRAM, 60);
+    EXPECT_EQ(o.status, 0) << word << "\n" << o.output;
+  }
+  const std::string bad[][2] = {{"2", "2"}, {"maybe", "maybe"}, {"' 1'", " 1"}};  // as the shell has it, as read
+  for (const auto& [word, read] : bad) {
+    for (const std::string var : {"SQUALL_TSM_ONE_SIDED", "SQUALL_HOME_VIEWS"}) {
+      const auto o = run("SQUALL_LIVENESS_S=0 " + var + "=" + word + " " + SQUALLRUN + " -n 2 " + STATS_PROGRAM, 60);
+      EXPECT_EQ(o.status, 1) << var << "=" << word << "\n" << o.output;
+      EXPECT_NE(o.output.find(var + " must be 0 or 1 (or no/yes, false/true, off/on; got '" + read + "')"),
+                std::string::npos)
+          << var << "=" << word << "\n" << o.output;
+    }
+  }
+}
+
 }  // namespace

@@ -68,7 +68,7 @@ bool env_bool(const char* name, bool fallback) {
   for (const char* no : {"0", "no", "false", "off"}) {
     if (strcasecmp(text, no) == 0) return noted(name, false);
   }
-  fatal("%s must be 0 or 1 (got '%s')", name, text);
+  fatal("%s must be 0 or 1 (or no/yes, false/true, off/on; got '%s')", name, text);
 }
 
 std::optional<std::string> value_in_force(const char* name) {
