@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "squall/apps/figures.hpp"
+#include "squall/apps/moldyn/options.hpp"
 #include "squall/apps/moldyn/sequential.hpp"
 #include "squall/apps/options.hpp"
 
@@ -11,8 +12,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: moldyn_seq [--cells C] [--interactions P] [--steps S] [--rebuild-every R] [--seed S] [--json]\n"
-    "  --cells C          FCC lattice cells per side, 4 molecules each (default 13: 8788 molecules)\n"
-    "  --interactions P   pairs in the first interaction list (default 10^6 x molecules / 8788)\n"
+    "  --cells C          FCC lattice cells per side, 4 molecules each (default 13: 8788 molecules;\n"
+    "                     at most 64)\n"
+    "  --interactions P   pairs in the first interaction list (default 10^6 x molecules / 8788;\n"
+    "                     at most 2^27)\n"
     "  --steps S          velocity-Verlet steps (default 30)\n"
     "  --rebuild-every R  steps between interaction-list builds (default 20)\n"
     "  --seed S           generator seed (default 1)\n"
@@ -21,13 +24,7 @@ constexpr const char* kUsage =
 int run(squall::apps::Options& options) {
   using namespace squall::apps;
   using namespace squall::apps::moldyn;
-  MoldynConfig config;
-  const int cells = options.count_as<int>("cells", 13);
-  config.lattice.cells = {cells, cells, cells};
-  config.lattice.seed = options.count("seed", 1);
-  config.interactions = options.count("interactions", 0);
-  config.steps = options.count_as<int>("steps", 30);
-  config.rebuild_every = options.count_as<int>("rebuild-every", 20);
+  const MoldynConfig config = read_moldyn_config(options);
   const bool json = options.flag("json");
   options.finish();
 

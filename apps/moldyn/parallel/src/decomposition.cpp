@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "squall/apps/moldyn/lattice_generator.hpp"
+#include "squall/apps/moldyn/options.hpp"
 
 namespace squall::apps::moldyn {
 namespace {
@@ -48,14 +49,8 @@ void bisect(std::vector<std::uint32_t> ids, int parts, std::span<const Vec3> pos
 
 ParallelOptions read_moldyn_options(Options& options) {
   ParallelOptions o;
-  const int cells = options.count_as<int>("cells", 13);
-  o.config.lattice.cells = {cells, cells, cells};
-  o.config.lattice.seed = options.count("seed", 1);
-  o.config.interactions = options.count("interactions", 0);
-  o.config.steps = options.count_as<int>("steps", 30);
-  o.config.rebuild_every = options.count_as<int>("rebuild-every", 20);
+  o.config = read_moldyn_config(options);
   o.json = options.flag("json");
-  if (o.config.rebuild_every < 1) throw OptionError("--rebuild-every must be at least 1");
   return o;
 }
 
