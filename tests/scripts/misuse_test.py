@@ -41,6 +41,10 @@ def main():
             (["bench", "am_pingpong", "-n", "\u00b2"], "-n: expected a positive number of nodes, got '\u00b2'"),
             (["compare", "--repeat", "\u00b2"], "--repeat takes a positive number of runs, not '\u00b2'"),
             (["compare", "--block-size", "\u00b2"], "--block-size takes a power of two"),
+            # squallrun starts at most 1024 nodes (checked below): a larger count ran, and failed, every version.
+            (["compare", "--nodes", "2000"], "--nodes takes node counts from 1 to 1024 (squallrun's -n), such as 1,2, not '2000'"),
+            (["compare", "--count-nodes", "8,1025"], "--count-nodes takes node counts from 1 to 1024"),
+            (["compare", "--nodes", "1,+2"], "--nodes takes node counts from 1 to 1024"),
         ]
         cases += unknown_option_cases()
         cases += [(["bench", "am_pingpong", "--iter", "5"], "unknown option '--iter' (the options are --iters V, "),
@@ -52,6 +56,12 @@ def main():
             if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:
                 failures.append(f"{' '.join(args)}: exit {p.returncode}, expected 2 and '{said}' alone\n"
                                 f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    # scripts/compare's bound is squallrun's.
+    squallrun = Path(os.environ["SQUALL_BUILD_DIR"]) / "bin" / "squallrun"
+    p = subprocess.run([str(squallrun), "-n", "1025", "/bin/true"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or "-n must be an integer from 1 to 1024" not in p.stderr:
+        failures.append(f"squallrun -n 1025: exit {p.returncode}, expected 2 and its bound 1024 (scripts/compare's "
+                        f"MAX_NODES)\n{p.stderr}")
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")
