@@ -30,6 +30,7 @@
 #include "squall/apps/unstructured/block_cut.hpp"
 #include "squall/apps/unstructured/mesh_generator.hpp"
 #include "squall/apps/unstructured/partition.hpp"
+#include "squall/apps/unstructured/run_options.hpp"
 #include "squall/apps/unstructured/sequential.hpp"
 
 namespace squall::apps::unstructured {
@@ -180,18 +181,14 @@ double percent(std::size_t part, std::size_t whole) {
 
 int run(Options& options) {
   const TsmStep step = g_step;
-  const std::size_t target_nodes = options.count("nodes", kPaperNodes);
-  const std::size_t iterations = options.count("iterations", 50);
-  const std::uint64_t seed = options.count("seed", 1);
-  const std::size_t parts_statistic = std::max<std::size_t>(1, options.count("parts", 32));
-  const std::size_t block_size = options.count("block-size", 4096);
-  const bool json = options.flag("json");
-  options.finish();
+  const RunOptions o = read_run_options(options, true);
+  const std::size_t iterations = o.iterations, parts_statistic = o.parts, block_size = o.block_size;
+  const bool json = o.json;
 
   const int me = squall::node();
   const auto n = static_cast<std::size_t>(squall::nodes());
   const bool locks_used = step != TsmStep::reduction;
-  const Mesh mesh = generate_mesh(shape_for_nodes(target_nodes), seed);
+  const Mesh mesh = generate_mesh(shape_for_nodes(o.nodes), o.seed);
   const Plan plan = make_plan(mesh, step, n, block_size);
   const Renaming& names = plan.names;
   const std::size_t length = names.length();

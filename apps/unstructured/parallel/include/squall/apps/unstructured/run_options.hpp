@@ -16,7 +16,8 @@ struct RunOptions {
   bool json = false;
 };
 
-// Reads the options and calls finish().
+// Reads the options and calls finish(); throws OptionError naming a bad one (--block-size: a
+// power of two of at least 4096 bytes).
 RunOptions read_run_options(Options& options, bool with_block_size);
 
 }  // namespace squall::apps::unstructured
