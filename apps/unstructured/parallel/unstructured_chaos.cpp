@@ -66,7 +66,7 @@ LocalLists inspect_lists(const Mesh& mesh, const MeshPartition& part) {
 }
 
 int run(Options& command_line) {
-  const RunOptions options = read_run_options(command_line, false);
+  const RunOptions options = read_run_options(command_line, false, static_cast<std::size_t>(squall::nodes()));
   const Mesh mesh = generate_mesh(shape_for_nodes(options.nodes), options.seed);
   const FlowParameters parameters;
 

@@ -227,8 +227,8 @@ std::vector<NodeValues> gather_by_name(const LocalMesh& local, std::span<const N
 }
 
 int run(Options& command_line) {
-  const RunOptions options = read_run_options(command_line, false);
   const int me = rank_of(MPI_COMM_WORLD), ranks = size_of(MPI_COMM_WORLD);
+  const RunOptions options = read_run_options(command_line, false, static_cast<std::size_t>(ranks));
   const Mesh mesh = generate_mesh(shape_for_nodes(options.nodes), options.seed);
   const FlowParameters parameters;
 

@@ -8,7 +8,7 @@
 
 namespace squall::apps::unstructured {
 
-RunOptions read_run_options(Options& options, bool with_block_size) {
+RunOptions read_run_options(Options& options, bool with_block_size, std::size_t parts) {
   RunOptions o;
   o.nodes = options.count("nodes", kPaperNodes);
   o.iterations = options.count("iterations", 50);
@@ -25,6 +25,13 @@ RunOptions read_run_options(Options& options, bool with_block_size) {
   }
   o.json = options.flag("json");
   options.finish();
+  const std::size_t mesh_nodes = expected_counts(shape_for_nodes(o.nodes)).nodes;
+  if (mesh_nodes < parts) {
+    throw OptionError("--nodes " + std::to_string(o.nodes) + " makes a mesh of " + std::to_string(mesh_nodes) +
+                      " nodes, too few to give each of the job's " + std::to_string(parts) +
+                      " nodes (or MPI processes) a part: give a larger --nodes, or run on at most " +
+                      std::to_string(mesh_nodes));
+  }
   return o;
 }
 

@@ -181,7 +181,7 @@ double percent(std::size_t part, std::size_t whole) {
 
 int run(Options& options) {
   const TsmStep step = g_step;
-  const RunOptions o = read_run_options(options, true);
+  const RunOptions o = read_run_options(options, true, static_cast<std::size_t>(squall::nodes()));
   const std::size_t iterations = o.iterations, parts_statistic = o.parts, block_size = o.block_size;
   const bool json = o.json;
 

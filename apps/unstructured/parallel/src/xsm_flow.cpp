@@ -76,7 +76,7 @@ std::vector<std::int64_t> doubles_of(std::span<const std::int64_t> elements) {
 }  // namespace
 
 int run_xsm_version(Options& command_line, const char* version, ValueSharing sharing) {
-  const RunOptions options = read_run_options(command_line, true);
+  const RunOptions options = read_run_options(command_line, true, static_cast<std::size_t>(squall::nodes()));
   const Mesh mesh = generate_mesh(shape_for_nodes(options.nodes), options.seed);
   const FlowParameters parameters;
   const int me = squall::node();
