@@ -61,6 +61,8 @@
 namespace squall::rt {
 namespace {
 
+// Waits that went to sleep on the doorbell; not those that, about to, found what they waited
+// for (a transfer's completion that their own polling brought in as their spin ran out).
 const int waits_slept = stats::counter_slot("wait.sleeps");
 const int progress_wakeups = stats::counter_slot("progress.wakeups");
 const int progress_yields = stats::counter_slot("progress.yields");  // watching with nodes > cores
@@ -77,11 +79,11 @@ constexpr std::int64_t max_watch_ns = 1'000'000;        // longest look-away fro
 // and then about an IPI (15-25 us here) more.
 constexpr std::int64_t nudge_after_ns = 20'000;
 
-// Sleeps on the doorbell unless `ready` says there is work. The caller counts as awake
-// before and after. Dekker-style with the sender: we drop out of `awake` and then look at
-// the rings; the sender publishes and then looks at `awake`.
+// Sleeps on the doorbell unless `ready` says there is work; true if it slept. The caller
+// counts as awake before and after. Dekker-style with the sender: we drop out of `awake` and
+// then look at the rings; the sender publishes and then looks at `awake`.
 template <class Ready>
-void sleep_on_doorbell(node_runtime& nd, shm::doorbell_sleeper who, std::int64_t timeout_ns, Ready&& ready) {
+bool sleep_on_doorbell(node_runtime& nd, shm::doorbell_sleeper who, std::int64_t timeout_ns, Ready&& ready) {
   auto& ctl = nd.control();
   const std::uint32_t seen = ctl.doorbell.load(std::memory_order_seq_cst);
   if (who == shm::program_waiter) ctl.waiters_asleep.fetch_add(1, std::memory_order_seq_cst);
@@ -97,10 +99,12 @@ void sleep_on_doorbell(node_runtime& nd, shm::doorbell_sleeper who, std::int64_t
   // Senders publish with a light fence (common/process_fence.hpp); a look that only
   // passes through the kernel (no time to sleep) needs no heavy one.
   if (timeout_ns > 0) process_fence::heavy();
-  if (!ready() && !nd.stopping.load()) futex_wait_class(&ctl.doorbell, seen, timeout_ns, who);
+  const bool sleeps = !ready() && !nd.stopping.load();
+  if (sleeps) futex_wait_class(&ctl.doorbell, seen, timeout_ns, who);
   if (ctl.awake.fetch_add(1, std::memory_order_seq_cst) == 0) nd.transport->node_polls();
   ctl.sleepers.fetch_sub(1, std::memory_order_seq_cst);
   if (who == shm::program_waiter) ctl.waiters_asleep.fetch_sub(1, std::memory_order_seq_cst);
+  return sleeps;
 }
 
 // Sets the program's presence (node_runtime::compute, under the node lock). The shared
@@ -412,7 +416,6 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
     if (satisfied_by_mail) break;
     if (!sleep) continue;
     if (nudge_at != INT64_MAX) nudge();
-    stats::counter_at(waits_slept).fetch_add(1, std::memory_order_relaxed);
     slept = true;
     // pred may consume what it waits for (a collective takes its message out of the
     // inbox), so a true answer here ends the wait: it must not be asked again. Another
@@ -438,7 +441,9 @@ void wait_until(node_runtime& nd, bool (*pred)(void*), void* ctx) {
       std::lock_guard g(nd.lock);
       nd.transport->poke_stalled_peers();
     }
-    sleep_on_doorbell(nd, shm::program_waiter, idle_timeout_ns, ready);
+    if (sleep_on_doorbell(nd, shm::program_waiter, idle_timeout_ns, ready)) {
+      stats::counter_at(waits_slept).fetch_add(1, std::memory_order_relaxed);
+    }
     nd.lock.restore(levels);
     {
       std::lock_guard g(nd.lock);

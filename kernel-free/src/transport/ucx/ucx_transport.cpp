@@ -112,7 +112,7 @@ void ucx_transport::on_send_done(send_state* s) {
   const std::size_t left = p.bytes_in_flight.fetch_sub(size, std::memory_order_seq_cst) - size;
   if (s->done != nullptr) {
     s->done(s->ctx);
-    large_sends_.fetch_sub(1, std::memory_order_relaxed);
+    large_sends_.fetch_sub(1, std::memory_order_release);  // after the completion (moving_data)
   }
   delete s;
   if (left <= in_flight_limit() && p.want_room.exchange(false, std::memory_order_seq_cst)) hooks_.wake();

@@ -64,9 +64,10 @@ class ucx_transport final : public network_transport {
   bool any_queued() override {
     return queued_.load(std::memory_order_seq_cst) != 0 && incomplete_.load(std::memory_order_relaxed) == 0;
   }
-  // A large packet still being sent or received by rendezvous.
+  // A large packet still being sent or received by rendezvous. A waiter that finds no large
+  // send left also finds its completion (on_send_done: acquire, against its release).
   bool moving_data() override {
-    return large_sends_.load(std::memory_order_relaxed) != 0 || incomplete_.load(std::memory_order_relaxed) != 0;
+    return large_sends_.load(std::memory_order_acquire) != 0 || incomplete_.load(std::memory_order_relaxed) != 0;
   }
   std::size_t max_packet() const override { return max_packet_; }
   void node_sleeps() override;
