@@ -2,6 +2,7 @@
 // dsmc_seq: the sequential reference of the paper's direct simulation Monte Carlo application.
 #include <iostream>
 
+#include "squall/apps/dsmc/options.hpp"
 #include "squall/apps/dsmc/sequential.hpp"
 #include "squall/apps/figures.hpp"
 #include "squall/apps/options.hpp"
@@ -19,15 +20,7 @@ constexpr const char* kUsage =
 int run(squall::apps::Options& options) {
   using namespace squall::apps;
   using namespace squall::apps::dsmc;
-  DsmcConfig config;
-  const auto cells = options.counts("cells", {30, 18, 18}, std::numeric_limits<int>::max());
-  for (int a = 0; a < 3; ++a) {
-    if (cells[a] < 1) throw OptionError("--cells: every side needs at least one cell");
-    config.cells[a] = static_cast<int>(cells[a]);
-  }
-  config.initial_per_cell = options.count_as<std::uint32_t>("per-cell", 5);
-  config.steps = options.count_as<int>("steps", 400);
-  config.seed = options.count("seed", 1);
+  const DsmcConfig config = read_dsmc_config(options);
   const bool json = options.flag("json");
   options.finish();
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "squall/apps/dsmc/cell_index.hpp"
+#include "squall/apps/dsmc/options.hpp"
 #include "squall/apps/dsmc/sequential.hpp"
 #include "squall/apps/phase_timer.hpp"
 
@@ -23,14 +24,7 @@ std::string version_usage(const std::string& program, bool block_size) {
 
 VersionOptions read_version_options(Options& options, bool block_size) {
   VersionOptions v;
-  const auto cells = options.counts("cells", {30, 18, 18}, std::numeric_limits<int>::max());
-  for (int a = 0; a < 3; ++a) {
-    if (cells[a] < 1) throw OptionError("--cells: every side needs at least one cell");
-    v.config.cells[a] = static_cast<int>(cells[a]);
-  }
-  v.config.initial_per_cell = options.count_as<std::uint32_t>("per-cell", 5);
-  v.config.steps = options.count_as<int>("steps", 400);
-  v.config.seed = options.count("seed", 1);
+  v.config = read_dsmc_config(options);
   if (block_size) {
     v.block_size = options.count("block-size", 4096);
     // Sizes the receive buffers before the TSM or XSM segment checks it (0 divided there).
