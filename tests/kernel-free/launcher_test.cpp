@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -357,6 +358,16 @@ TEST(Launcher, StatsJsonPathThatCannotBeAFileIsRefusedAtStartUp) {
   }
   std::remove(file.c_str());
   rmdir(dir);
+}
+
+// A JSON report that cannot be written at the end (a full disk: /dev/full) ends the job with
+// status 1 and the system's reason, not a warning with another errno and status 0.
+TEST(Launcher, StatsJsonThatCannotBeWrittenAtTheEndFailsTheJob) {
+  const auto o = run(squallrun + " -n 2 --stats=json:/dev/full " + scenarios + " stats");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_NE(o.output.find("SQUALL_STATS: could not write /dev/full: " + std::string(std::strerror(ENOSPC))),
+            std::string::npos)
+      << o.output;
 }
 
 TEST(Launcher, BadFlagsAreRejected) {

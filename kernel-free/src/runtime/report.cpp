@@ -38,12 +38,17 @@ std::string utc_now(const char* layout) {
   return text;
 }
 
-void write_json(const std::string& path, const std::string& text) {
+// Writes the JSON report; returns why it could not ("" when it did). A regular file left
+// partly written (a full disk) is removed: half a JSON object is no report.
+std::string write_json(const std::string& path, const std::string& text) {
   FILE* f = std::fopen(path.c_str(), "w");
-  bool ok = f != nullptr && std::fputs(text.c_str(), f) >= 0;
-  const int error = errno;
-  if (f != nullptr && std::fclose(f) != 0) ok = false;
-  if (!ok) warn("SQUALL_STATS: could not write %s: %s", path.c_str(), std::strerror(error));
+  if (f == nullptr) return "SQUALL_STATS: could not write " + path + ": " + std::strerror(errno);
+  int error = std::fputs(text.c_str(), f) < 0 ? errno : 0;
+  if (std::fclose(f) != 0 && error == 0) error = errno;
+  if (error == 0) return "";
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(path.c_str());
+  return "SQUALL_STATS: could not write " + path + ": " + std::strerror(error);
 }
 
 // Why `path` cannot take the JSON report (a reason as strerror gives it), or nullptr: it
@@ -75,21 +80,23 @@ void check_report_file(const node_runtime& nd) {
   }
 }
 
-void report(const node_runtime& nd) {
+std::string report(const node_runtime& nd) {
   // Taken before gathering, so that the gathering's own messages are not in the numbers.
   const auto mine = stats::encode(stats::take(), {host_name(), nd.net ? nd.net->describe() : std::string()});
   const auto all = detail::gather_bytes(mine);
-  if (nd.me != 0) return;
+  if (nd.me != 0) return "";
   const auto job = stats::decode(all);
   const auto& forms = nd.config.stats;
   std::string text;
   const std::string date = utc_now("%Y-%m-%d %H:%M:%S UTC");
   if (forms.table || !forms.any()) text += stats::summary_table(job, date);
   if (forms.nodes) text += stats::per_node_table(job, date);
-  if (!forms.json_path.empty()) write_json(forms.json_path, stats::to_json(job, utc_now("%Y-%m-%dT%H:%M:%SZ")));
+  std::string failure;
+  if (!forms.json_path.empty()) failure = write_json(forms.json_path, stats::to_json(job, utc_now("%Y-%m-%dT%H:%M:%SZ")));
   std::fflush(stdout);
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
+  return failure;
 }
 
 }  // namespace squall::rt

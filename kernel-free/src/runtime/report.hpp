@@ -3,6 +3,8 @@
 // which prints them as one table across nodes, per node, or writes them as JSON
 // (stats/forms.hpp).
 #pragma once
+#include <string>
+
 #include "runtime/node.hpp"
 
 namespace squall::rt {
@@ -10,6 +12,7 @@ namespace squall::rt {
 // when node 0 could not write the file SQUALL_STATS names.
 void check_report_file(const node_runtime& nd);
 // Collective, at finalize once some node asked for statistics (node 0 prints the table
-// when only other nodes asked).
-void report(const node_runtime& nd);
+// when only other nodes asked). Returns why the JSON file could not be written ("" when it
+// was, or none was asked for): finalize ends the process with it once the job is done.
+std::string report(const node_runtime& nd);
 }  // namespace squall::rt

@@ -224,7 +224,8 @@ void init(int*, char***) {
 void finalize() {
   using namespace rt;
   node_runtime& nd = require("squall::finalize");
-  if (detail::finalize_barrier(nd.config.stats.any())) report(nd);
+  std::string report_failure;
+  if (detail::finalize_barrier(nd.config.stats.any())) report_failure = report(nd);
   close_transports(nd);
   stop_progress_thread(nd);
   am::engine::claim_stage(false);
@@ -233,6 +234,9 @@ void finalize() {
   running_node.store(nullptr, std::memory_order_release);
   current_phase.store(phase::finalized);
   // The node's memory stays mapped: a slower node may still write into our rings.
+  // The statistics asked for are lost: the job did not do all it was asked (exit status 1),
+  // said once every node is done with the others.
+  if (!report_failure.empty()) fatal("%s", report_failure.c_str());
 }
 
 bool initialized() { return rt::current() != nullptr; }
