@@ -22,6 +22,9 @@
 #include <span>
 #include <sstream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "runtime.hpp"
 
 namespace squall::arrays::detail {
@@ -58,12 +61,26 @@ std::string reason(const squall::usage_error& e) {
   return std::string(what.starts_with(prefix) ? what.substr(prefix.size()) : what);
 }
 
+// Written whole and on disk, or a usage_error with the first failure's reason (a full disk
+// may show only at fsync or close).
 void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) io_error("cannot write", path);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) io_error("cannot write", path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) io_error("cannot write", path);
+  int error = 0;
+  for (std::size_t done = 0; done < bytes.size() && error == 0;) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n == 0 || errno != EINTR) {
+      error = n == 0 ? ENOSPC : errno;  // no byte written: no room
+    }
+  }
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    errno = error;
+    io_error("cannot write", path);
+  }
 }
 
 std::string read_file(const std::string& path) {
@@ -268,32 +285,47 @@ std::uint64_t array_state::pack_locals(std::string& out) {
 
 namespace squall::arrays {
 
+// A failure on any node (the directory, a node's file, the manifest) is thrown on every node
+// and leaves no manifest of this checkpoint, so it cannot be restarted (where an older
+// checkpoint's manifest stays, the files overwritten since no longer match it).
 void checkpoint(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
+  std::string problem;
   if (r.me == 0) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) throw squall::usage_error("libarrays: cannot make the checkpoint directory " + dir + ": " + ec.message());
+    if (ec) problem = "libarrays: cannot make the checkpoint directory " + dir + ": " + ec.message();
   }
-  squall::barrier();
+  detail::agree_on_problem(r, problem);
   // Every node's facts of its files, summed into every slot of the table (each has one writer).
   std::vector<std::uint64_t> table(r.arrays.size() * static_cast<std::size_t>(r.nodes) * 3, 0);
-  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
-    const std::string file = detail::node_file(*r.arrays[a]);
-    detail::write_file(detail::checkpoint_file(dir, a, r.me), file);
-    std::uint64_t* facts = &table[(a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(r.me)) * 3];
-    facts[0] = file.size();
-    facts[1] = detail::word_at(file, 0);
-    facts[2] = detail::word_at(file, 8);
+  try {
+    for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+      const std::string file = detail::node_file(*r.arrays[a]);
+      detail::write_file(detail::checkpoint_file(dir, a, r.me), file);
+      std::uint64_t* facts = &table[(a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(r.me)) * 3];
+      facts[0] = file.size();
+      facts[1] = detail::word_at(file, 0);
+      facts[2] = detail::word_at(file, 8);
+    }
+  } catch (const squall::usage_error& e) {
+    problem = detail::reason(e);
   }
-  squall::allreduce(std::span<const std::uint64_t>(table), std::span<std::uint64_t>(table));  // every file is complete
+  detail::agree_on_problem(r, problem);  // every file is complete
+  squall::allreduce(std::span<const std::uint64_t>(table), std::span<std::uint64_t>(table));
   if (r.me == 0) {
     std::vector<detail::file_facts> files(table.size() / 3);
     for (std::size_t i = 0; i < files.size(); ++i) files[i] = {table[3 * i], table[3 * i + 1], table[3 * i + 2]};
-    detail::write_file(dir + "/manifest", detail::manifest(r, files));
+    try {
+      detail::write_file(dir + "/manifest", detail::manifest(r, files));
+    } catch (const squall::usage_error& e) {
+      problem = detail::reason(e);
+      std::error_code ec;
+      std::filesystem::remove(dir + "/manifest", ec);  // none rather than part of one
+    }
   }
-  squall::barrier();
+  detail::agree_on_problem(r, problem);
 }
 
 void restart(const std::string& dir) {

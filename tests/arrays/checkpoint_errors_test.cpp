@@ -4,7 +4,8 @@
 // crash, a full disk or an editor would, and restart() must throw squall::usage_error on every
 // node, naming the file and what is wrong, quickly and without a large allocation, and (when
 // the damage shows before any element is sent) insert nothing. Restarting a good checkpoint on another node count is
-// arrays_checkpoint_test's.
+// arrays_checkpoint_test's. A checkpoint() that fails (a directory it cannot make, a node's
+// file it cannot write) must fail on every node and write no manifest.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -196,6 +198,38 @@ class CheckpointErrors : public testing::Test {
   // Nothing was restored: the array is still empty.
   void expect_nothing_restored() { EXPECT_EQ(array_count(), 0); }
 
+  // Every node checkpoints the whole array to `dir` and must catch a usage_error containing
+  // `expected`, and no manifest may be written. Before, only the failing node threw and the
+  // others stopped at a mismatched collective.
+  void expect_checkpoint_error(const std::string& dir, const std::string& expected) {
+    arrays::restart(dir_ + ".good");
+    int caught = 0;
+    try {
+      arrays::checkpoint(dir);
+      ADD_FAILURE() << "checkpoint to " << dir << " returned";
+    } catch (const squall::usage_error& e) {
+      caught = 1;
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(squall::allreduce(caught, squall::op::sum{}), squall::nodes());
+    EXPECT_FALSE(fs::exists(dir + "/manifest"));
+    empty_array();
+  }
+  // The same, with `name` in a new checkpoint directory /dev/full: its write fails, as on a
+  // full disk.
+  void expect_full_disk_at(const std::string& name) {
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+    const std::string dir = dir_ + ".full";
+    if (squall::node() == 0) {
+      fs::create_directories(dir);
+      fs::create_symlink("/dev/full", dir + "/" + name);
+    }
+    squall::barrier();
+    expect_checkpoint_error(dir, "libarrays: cannot write " + dir + "/" + name + ": " + std::strerror(ENOSPC));
+    squall::barrier();
+    if (squall::node() == 0) fs::remove_all(dir);
+  }
+
   std::string dir_;
   std::uint64_t before_ = 0;
 };
@@ -283,6 +317,20 @@ TEST_F(CheckpointErrors, AGarbageManifestIsRefused) {
   EXPECT_NE(what.find(manifest + ": not a checkpoint manifest"), std::string::npos) << what;
   expect_nothing_restored();
 }
+
+// Node 0 cannot make the directory: a path under a regular file (ENOTDIR, even for root).
+TEST_F(CheckpointErrors, ADirectoryThatCannotBeMadeFailsOnEveryNode) {
+  const std::string dir = dir_ + "/manifest/ck";
+  expect_checkpoint_error(dir, "libarrays: cannot make the checkpoint directory " + dir + ": Not a directory");
+}
+
+// The last node's file fails after node 0's is written.
+TEST_F(CheckpointErrors, ANodeFileThatCannotBeWrittenFailsOnEveryNode) {
+  expect_full_disk_at("array-0.node-" + std::to_string(squall::nodes() - 1));
+}
+
+// Every node's file is written, node 0's manifest is not.
+TEST_F(CheckpointErrors, AManifestThatCannotBeWrittenFailsOnEveryNode) { expect_full_disk_at("manifest"); }
 
 // The elements are inserted before the one that does not unpack is found at its home.
 TEST_F(CheckpointErrors, ARecordThatDoesNotUnpackIsRefusedWithItsFileAndOffset) {

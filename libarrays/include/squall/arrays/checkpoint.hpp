@@ -14,7 +14,9 @@ namespace squall::arrays {
 
 // Collective: quiesces, then each node writes its elements of every array to `dir` (made if
 // missing; node 0 writes a manifest of the arrays, the node count and each file's size,
-// element count and checksum). Throws squall::usage_error when a file cannot be written.
+// element count and checksum). Throws squall::usage_error, on every node and naming the path
+// and the system's reason, when the directory cannot be made or any node's file cannot be
+// written whole; no manifest is then written, so the failed checkpoint cannot be restarted.
 void checkpoint(const std::string& dir);
 
 // Collective, once the program has created the same arrays, in the same order, as the job
