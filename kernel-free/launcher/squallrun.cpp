@@ -259,7 +259,8 @@ int main(int argc, char** argv) {
       const int node = o.first_node + local;
       const auto state = job.control(node).state.load();
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      const bool early = state == squall::shm::running;  // initialized, never finalized
+      // In squall::init or after it, never finalized.
+      const bool early = state == squall::shm::running || state == squall::shm::joining;
       if (job.header().abort.load() != 0 && node != job.header().lost_node.load()) {
         continue;  // a survivor stopping after the loss: expected
       }

@@ -167,6 +167,9 @@ void init(int*, char***) {
     if (started_by_squallrun()) nd->hosts = boot::host_layout_from_env(nd->n);
     for (int i = 0; i < nd->n; ++i) nd->on_this_host.push_back(nd->job.on_this_host(i));
   }
+  // From here a node that ends cleanly without joining is a loss to squallrun (the others
+  // may be waiting for its endpoint, not yet running).
+  nd->control().state.store(shm::joining);
   set_log_node(nd->n > 1 ? nd->me : -1);
   warn_unknown_variables(*nd);
   const int local_nodes = static_cast<int>(std::count(nd->on_this_host.begin(), nd->on_this_host.end(), true));

@@ -35,7 +35,8 @@ enum abort_kind : std::uint32_t { not_aborted = 0, node_lost = 1, node_unrespons
 // in a wait when there are any, else every sleeper (the progress thread among them).
 enum doorbell_sleeper : std::uint32_t { program_waiter = 1, progress_thread = 2 };
 
-enum node_state : std::uint32_t { not_started = 0, running = 1, finalized = 2 };
+// joining: in squall::init, setting up (over a network, waiting for the others' endpoints).
+enum node_state : std::uint32_t { not_started = 0, running = 1, finalized = 2, joining = 3 };
 
 struct alignas(64) node_control {
   std::atomic<std::uint32_t> doorbell;  // futex word: bumped to wake the node
