@@ -19,7 +19,7 @@
 #include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
 
-#include "env.hpp"
+#include <squall/settings.hpp>
 #include "protocol/registry.hpp"
 #include "segment_size.hpp"
 
@@ -146,7 +146,7 @@ void* allocate_in(std::uint32_t index, std::size_t bytes) {
 }
 
 std::uint64_t heap_bytes_from_env() {
-  return detail::env_number("SQUALL_TSM_HEAP_MIB", 1024, 1, std::uint64_t{1} << 20, "a number of MiB") << 20;
+  return static_cast<std::uint64_t>(settings::number("SQUALL_TSM_HEAP_MIB", 1024, 1, std::int64_t{1} << 20)) << 20;
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "stache.hpp"
 
-#include "env.hpp"
+#include <squall/settings.hpp>
 #include "protocol/binding.hpp"
 
 #include <algorithm>
@@ -41,12 +41,12 @@ hold_state held;
 std::size_t fetches = 0;  // tsm::fetch requests not granted yet (under the node lock)
 
 std::size_t claim_window() {
-  static const auto blocks = static_cast<std::size_t>(env_number("SQUALL_TSM_FAULT_AROUND", 16, 0, 4096, "blocks"));
+  static const auto blocks = static_cast<std::size_t>(settings::number("SQUALL_TSM_FAULT_AROUND", 16, 0, 4096));
   return blocks;
 }
 
 std::int64_t hold_ns() {
-  static const auto ns = static_cast<std::int64_t>(env_number("SQUALL_TSM_HOLD_US", 50, 0, 1'000'000, "microseconds") * 1000);
+  static const auto ns = settings::number("SQUALL_TSM_HOLD_US", 50, 0, 1'000'000) * 1000;
   return ns;
 }
 

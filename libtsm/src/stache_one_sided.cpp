@@ -8,7 +8,7 @@
 #include <squall/am.hpp>
 #include <squall/runtime.hpp>
 
-#include "env.hpp"
+#include <squall/settings.hpp>
 
 namespace squall::tsm::detail {
 namespace {
@@ -21,7 +21,7 @@ constexpr std::uint64_t open_bit = std::uint64_t{1} << 63;
 }  // namespace
 
 bool stache::wants_home_words() {
-  static const bool on = env_bool("SQUALL_TSM_ONE_SIDED", true) && squall::nodes() < 64;
+  static const bool on = settings::on("SQUALL_TSM_ONE_SIDED", true) && squall::nodes() < 64;
   return on;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "common/config.hpp"
 
+#include <squall/settings.hpp>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -77,5 +79,12 @@ std::optional<std::string> value_in_force(const char* name) {
   if (it == in_force().end()) return std::nullopt;
   return it->second;
 }
+
+namespace settings {
+std::int64_t number(const char* name, std::int64_t fallback, std::int64_t min, std::int64_t max) {
+  return env_int(name, fallback, min, max);
+}
+bool on(const char* name, bool fallback) { return env_bool(name, fallback); }
+}  // namespace settings
 
 }  // namespace squall

@@ -40,7 +40,7 @@
 #include <squall/tsm.hpp>
 #include <squall/tsm/protocol.hpp>
 
-#include "env.hpp"
+#include <squall/settings.hpp>
 #include "parmacs/parmacs.hpp"
 #include "protocol/sync_points.hpp"
 
@@ -197,8 +197,8 @@ void start_worker(long k) {
 // share its memory in hardware. Another protocol than stache keeps one: the
 // release-consistent ones keep per-node state that their hooks change without a lock.
 long configured_workers_per_node(std::string_view protocol) {
-  const auto fallback = static_cast<std::uint64_t>(protocol == "stache" ? squall::processors() : 1);
-  const auto w = static_cast<long>(tsm::detail::env_number("SQUALL_WORKERS_PER_NODE", fallback, 1, 1024, "a count"));
+  const std::int64_t fallback = protocol == "stache" ? squall::processors() : 1;
+  const auto w = static_cast<long>(settings::number("SQUALL_WORKERS_PER_NODE", fallback, 1, 1024));
   if (w > 1 && protocol != "stache") {
     fail("SQUALL_WORKERS_PER_NODE=%ld: the %.*s protocol runs one worker per node; unset one of them", w,
          static_cast<int>(protocol.size()), protocol.data());

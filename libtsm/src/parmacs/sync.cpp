@@ -24,7 +24,7 @@
 #include <squall/stats.hpp>
 #include <squall/tsm.hpp>
 
-#include "env.hpp"
+#include <squall/settings.hpp>
 #include "parmacs/parmacs.hpp"
 #include "protocol/sync_points.hpp"
 #include "stache.hpp"
@@ -32,7 +32,6 @@
 namespace squall::tsm::parmacs {
 namespace {
 
-using tsm::detail::env_number;
 
 stats::counter barrier_waits("parmacs.barrier_waits");
 stats::counter pause_waits("parmacs.pause_waits");
@@ -59,7 +58,7 @@ struct node0_tables {
 };
 
 std::size_t env_count(const char* name) {
-  return env_number(name, std::size_t{1} << 16, 1, std::uint64_t{1} << 26, "a count");
+  return static_cast<std::size_t>(settings::number(name, std::int64_t{1} << 16, 1, std::int64_t{1} << 26));
 }
 
 std::unique_ptr<lock_array> locks;
