@@ -186,7 +186,7 @@ void setup_transports(node_runtime& nd) {
   const network_hooks hooks{[self] { self->shm->ring_doorbell(self->me); },
                             [self] { return serve_arrivals(*self); },
                             [self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
-                            &nd.control().awake};
+                            &nd.control().awake, nd.me};
   if ((forced == network::none ? between_hosts() : forced) == network::ucx) {
     nd.net = load_ucx(nd, std::move(fds), hooks, deadline);
   } else {

@@ -28,6 +28,7 @@ struct network_hooks {
   std::function<bool()> serve;
   std::function<void(int node, const std::string& why)> lost;
   const std::atomic<std::uint32_t>* polling;
+  int me = -1;  // this node
 };
 
 class network_transport : public transport {

@@ -423,6 +423,12 @@ void tcp_transport::heard_ending(connection& c, std::span<const std::byte> body)
   if (lost < 0 || lost >= static_cast<std::int32_t>(conns_.size())) lost = c.node;
   const std::string why(reinterpret_cast<const char*>(body.data()) + std::min(body.size(), sizeof lost),
                         body.size() - std::min(body.size(), sizeof lost));
+  // A peer that says this node was lost is the one lost to it: told so after a cut link,
+  // node 0 said "node 0 was lost" and its host's squallrun blamed it.
+  if (lost == hooks_.me) {
+    hooks_.lost(c.node, "it stopped hearing from this node (" + why + ") and ended");
+    return;
+  }
   hooks_.lost(lost, why + "; said by node " + std::to_string(c.node) + " as it ended");
 }
 
