@@ -175,6 +175,21 @@ class Hosts : public ::testing::Test {
   void SetUp() override {
     if (!c_.why_not().empty()) GTEST_SKIP() << c_.why_not();
   }
+  // Cuts host 2's link for `down_s` seconds of a job of barriers for `barriers_s` seconds
+  // under SQUALL_LIVENESS_S=`limit_s`: the job must carry on and end well on every host.
+  void expect_outage_survived(int limit_s, int down_s, int barriers_s) {
+    const std::string liveness = "SQUALL_LIVENESS_S=" + std::to_string(limit_s);
+    job j(c_, scenarios + " barriers " + std::to_string(barriers_s), {liveness, liveness, liveness});
+    ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+    c_.cut_link(2);
+    std::this_thread::sleep_for(std::chrono::seconds(down_s));
+    c_.restore_link(2);
+    const auto out = j.finish(60);
+    for (int h = 0; h < hosts; ++h) {
+      EXPECT_EQ(out[h].status, 0) << out[h].output;
+      EXPECT_EQ(count_of(out[h].output, "barriers done"), nodes_per_host) << out[h].output;
+    }
+  }
   // Stops the last host's processes, waits for the other hosts' squallruns to end, then
   // kills the stopped ones (they would wait for ever): every host's outcome, timed from now.
   std::vector<outcome> stop_last_host(job& j) {
@@ -307,37 +322,13 @@ TEST_F(Hosts, HostWhoseLinkIsCutIsReportedLost) {
 
 // A link down for 6 s, well inside SQUALL_LIVENESS_S: TCP retransmits once it is back, and
 // the job carries on. (The connections used to end 5 s into any outage, whatever the limit.)
-TEST_F(Hosts, LinkDownForLessThanTheLivenessLimitIsSurvived) {
-  const std::string liveness = "SQUALL_LIVENESS_S=20";
-  job j(c_, scenarios + " barriers 12", {liveness, liveness, liveness});
-  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
-  c_.cut_link(2);
-  std::this_thread::sleep_for(std::chrono::seconds(6));
-  c_.restore_link(2);
-  const auto out = j.finish(60);
-  for (int h = 0; h < hosts; ++h) {
-    EXPECT_EQ(out[h].status, 0) << out[h].output;
-    EXPECT_EQ(count_of(out[h].output, "barriers done"), nodes_per_host) << out[h].output;
-  }
-}
+TEST_F(Hosts, LinkDownForLessThanTheLivenessLimitIsSurvived) { expect_outage_survived(20, 6, 12); }
 
 // A link down for 8 s against a limit of 12: TCP's retransmission timeout, doubling while the
 // link is down, would next try at about 12.6 s into the outage (the job ended at the limit:
 // outages of 0.6-0.7 of it did); capped at 1 s (TCP_RTO_MAX_MS), the link is heard again
 // within about a second of its return.
-TEST_F(Hosts, LinkDownForMostOfTheLivenessLimitIsSurvived) {
-  const std::string liveness = "SQUALL_LIVENESS_S=12";
-  job j(c_, scenarios + " barriers 16", {liveness, liveness, liveness});
-  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
-  c_.cut_link(2);
-  std::this_thread::sleep_for(std::chrono::seconds(8));
-  c_.restore_link(2);
-  const auto out = j.finish(60);
-  for (int h = 0; h < hosts; ++h) {
-    EXPECT_EQ(out[h].status, 0) << out[h].output;
-    EXPECT_EQ(count_of(out[h].output, "barriers done"), nodes_per_host) << out[h].output;
-  }
-}
+TEST_F(Hosts, LinkDownForMostOfTheLivenessLimitIsSurvived) { expect_outage_survived(12, 8, 16); }
 
 // A lossy network while the nodes connect: 30% of the packets each host receives dropped for
 // the first 15 s. TCP retransmits, so the set-up must wait for late handshakes (the acceptor
