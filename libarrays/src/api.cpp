@@ -123,17 +123,13 @@ void invoke_entry(element_base& e, const entry_info& info, std::string_view args
     throw squall::usage_error("libarrays: entry method " + std::string(info.name) + " sent to an element of type " +
                               std::string(s.array->ops().element_name));
   }
-  if (s.array->measures_load()) {
-    const std::uint64_t start = ticks();
-    {
-      program_code running(&s);
-      info.invoke(e, args, result);
-    }
-    s.load_ticks += ticks() - start;
-  } else {
+  const bool timed = s.array->measures_load();
+  const std::uint64_t start = timed ? ticks() : 0;
+  {
     program_code running(&s);
     info.invoke(e, args, result);
   }
+  if (timed) s.load_ticks += ticks() - start;
   runtime& r = rt();
   ++r.counts.invoked;
   count().invoked.add_from_one_thread();
