@@ -100,7 +100,12 @@ outcome on_deleted_at(const location_entry& e, const event& ev) {
 }
 
 outcome on_expired(const location_entry& e) {
-  if (e.home || e.state == S::local || e.state == S::arriving) return keep(e, A::ignore);
+  if (e.state == S::local || e.state == S::arriving) return keep(e, A::ignore);
+  if (e.home) {
+    // The home's record of no element (epoch > 0: a tombstone) may be forgotten too, provided
+    // the index's next record starts at an epoch past it (the runtime's epoch floor).
+    return keep(e, e.state == S::none ? A::record : A::ignore);
+  }
   return become(e, S::none, -1, 0, A::record);
 }
 

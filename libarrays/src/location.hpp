@@ -7,7 +7,8 @@
 //
 // States (H: this node is the element's home; N: it is not):
 //   none       nothing known here. N sends messages to the home; H holds them (buffering).
-//              At H, epoch > 0 is a tombstone: the last epoch of a deleted element.
+//              At H, epoch > 0 is a tombstone: the last epoch of a deleted element (or
+//              the array's epoch floor, for an entry made after tombstones were forgotten).
 //   local      the element lives here.
 //   remote     it is (H: exactly) or was last seen (N: a cache) on `node`, at `epoch`.
 //   arriving   a migration here is announced; messages are held until it lands.
@@ -40,7 +41,12 @@
 //  deleted_here       err                    none(e), +inform at N err                      err                  err
 //  deleted_at(n,ε) H  err                    err                   none(e) flush            err                  err
 //                                                                  if (n,ε)=(m,e)
-//  cache_expired      H ignore; N none(0)    ignore                H ignore; N none(0)      ignore               ignore
+//  cache_expired      H = record;  N none(0) ignore                H ignore; N none(0)      ignore               ignore
+//
+// cache_expired's record means "may be forgotten": the runtime erases the entry. At the home
+// that is its record of no element (a tombstone, or an entry made by a lookup), and the
+// runtime then starts the index's next entry at the array's epoch floor, the largest epoch it
+// has forgotten, so every later element at the index is newer than anything a node remembers.
 //
 // created_at and deleted_at are home-only events: at N they are errors; so is any event while
 // an N entry is in buffering (N never buffers). An insertion that reaches the home while it
@@ -76,7 +82,7 @@ enum class event_kind : std::uint8_t {
   routing_update,       // news: the element is on `node` at `epoch` (to the home, or to a sender)
   deleted_here,         // the element was deleted on this node
   deleted_at,           // H: the element was deleted on `node` at `epoch`
-  cache_expired,        // the runtime drops cached knowledge (only where no message is in flight)
+  cache_expired,        // the runtime may forget the entry (only where no message is in flight)
 };
 inline constexpr int event_kinds = 11;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Messages to elements: where to send them, and what to do with one that arrives, as the
 // location state machine (location.hpp) says. Insertions and location news go through it too.
+#include <algorithm>
 #include <string>
 
 #include "in_place.hpp"
@@ -22,22 +23,27 @@ entry_rec& array_state::entry(std::uint64_t hash, std::string_view key_bytes) {
   if (added) {
     e->home = home_of(e->k);
     e->loc.home = e->home == rt().me;
+    if (e->loc.home) e->loc.epoch = epoch_floor_;  // past any tombstone forgotten here
   }
   e->last_used = quiescences_;
   return *e;
 }
 
-// At quiescence (no location news in flight: PROTOCOL.md): forgets what this node merely
-// remembers of elements it has not sent to nor heard of since the quiescence before last -
-// the machine's cache_expired, N none(0) - so a node that once sent to many indices does not
-// keep an entry for each for ever. Home entries (tombstones included), local elements and
-// entries holding messages stay.
+// At quiescence (no location news in flight: PROTOCOL.md): forgets the entries of elements
+// this node has not sent to nor heard of since the quiescence before last, where the machine's
+// cache_expired says they may go - what a node that is not the home merely remembers, and the
+// home's records of elements deleted (tombstones) - so that a node that once sent to many
+// indices, or the home of an adaptive array's many short-lived ones, does not keep an entry
+// for each for ever. Local elements, locations the home is responsible for and entries
+// holding messages stay. The epoch floor keeps a forgotten tombstone's epoch for the index's
+// next element.
 std::size_t array_state::expire_caches() {
   ++quiescences_;
   return table_.erase_if([this](const entry_rec& e) {
-    // The machine says which entries are mere memory: it records none(0) for them.
-    const bool cache = e.held.empty() && transition(e.loc, {event_kind::cache_expired}).act == action::record;
-    return cache && e.last_used + 2 <= quiescences_;
+    if (!e.held.empty() || e.last_used + 2 > quiescences_) return false;
+    if (transition(e.loc, {event_kind::cache_expired}).act != action::record) return false;
+    if (e.loc.home) epoch_floor_ = std::max(epoch_floor_, e.loc.epoch);
+    return true;
   });
 }
 

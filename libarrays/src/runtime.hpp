@@ -192,6 +192,9 @@ class array_state {
   element_table<entry_rec> table_;
   std::size_t locals_ = 0;
   std::uint64_t quiescences_ = 0;  // expire_caches' clock
+  // The largest epoch of a home entry expire_caches forgot: a new home entry starts there, so
+  // an element inserted at a forgotten index is newer than any node's memory of the last one.
+  std::uint32_t epoch_floor_ = 0;
   bool record_comm_ = false;
   bool measure_load_ = false;
 

@@ -9,6 +9,7 @@
 // about, since a model that never meets a race proves nothing about it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -52,6 +53,7 @@ struct model {
   std::vector<int> delivered;                                  // per message id
   std::vector<int> hops;
   bool exists = false, insert_pending = false;  // the program's view, so that it never misuses
+  std::uint32_t epoch_floor = 0;                 // the home's, as the runtime's (expire_some)
   std::string failure;
   reached_set& reached;
 
@@ -247,10 +249,19 @@ struct model {
     if (failure.empty()) failure = "the model did not settle: a message is going round";
   }
 
-  // At a quiescent point the runtime may drop what nodes merely cache.
+  // At a quiescent point the runtime may forget what nodes merely cache, and the home's record
+  // of no element; it makes the home's entry again at the array's epoch floor, the largest
+  // epoch it forgot (with epoch 0 instead, this model fails: a node still remembering the last
+  // element refuses the next one's creation as older).
   void expire_some() {
-    for (int i = 0; i < nodes; ++i)
-      if (pick(2)) step(i, {K::cache_expired});
+    for (int i = 0; i < nodes; ++i) {
+      if (!pick(2)) continue;
+      const outcome o = step(i, {K::cache_expired});
+      if (i == home && o.act == A::record) {
+        epoch_floor = std::max(epoch_floor, o.entry.epoch);
+        entry[i] = {S::none, true, -1, epoch_floor};
+      }
+    }
   }
 };
 

@@ -249,6 +249,47 @@ TEST(Arrays, RememberedLocationsUnusedSinceTheQuiescenceBeforeAreForgotten) {
   EXPECT_EQ(squall::allreduce(sum), 2 * n * nodes());
 }
 
+// An adaptive array's indices come and go (a quadtree's cells): the home forgets its record
+// of each deleted element at the quiescences after, and the index can be used again, its new
+// element newer than anything a node remembers of the old one (the epoch floor).
+TEST(Arrays, TheHomeForgetsDeletedElementsAndTheirIndicesCanBeUsedAgain) {
+  auto a = arrays::array<Counter>::create();
+  constexpr int n = 24;
+  const auto generation = [&a](int on_shift) {
+    if (me() == 0)
+      for (int i = 0; i < n; ++i) a.insert(i, (i + on_shift) % nodes());
+    arrays::quiesce();
+    // Every node sends to every element, and each moves on once: caches and epochs everywhere.
+    for (int i = 0; i < n; ++i) a[i].call<&Counter::add>(std::int64_t{1});
+    if (me() == 0)
+      for (int i = 0; i < n; ++i) a[i].call<&Counter::go>((i + on_shift + 1) % nodes());
+    arrays::quiesce();
+    for (int i = 0; i < n; ++i) a[i].call<&Counter::add>(std::int64_t{1});
+    arrays::quiesce();
+    std::int64_t sum = 0;
+    a.for_each_local([&](Counter& c) { sum += c.total; });
+    EXPECT_EQ(squall::allreduce(sum), 2 * n * nodes());
+    if (me() == 0)
+      for (int i = 0; i < n; ++i) a[i].destroy();
+    arrays::quiesce();
+    EXPECT_EQ(squall::allreduce(a.local_count()), 0u);
+  };
+  arrays::quiesce();
+  arrays::quiesce();  // what the earlier tests' arrays leave to forget is forgotten by now
+  const std::uint64_t before = arrays::counts().cache_expired;
+  generation(0);
+  arrays::quiesce();
+  arrays::quiesce();  // unused since the one before: every entry of every node is forgotten
+  const std::uint64_t forgotten = squall::allreduce(arrays::counts().cache_expired - before);
+  // Each node had an entry for every index, and each was forgotten once, the homes'
+  // tombstones among them (without those, n fewer).
+  EXPECT_EQ(forgotten, static_cast<std::uint64_t>(n * nodes()));
+  const std::uint64_t held_before = arrays::counts().held;
+  generation(1);  // the same indices again, on other nodes
+  // No message waited for an element that did not exist.
+  EXPECT_EQ(squall::allreduce(arrays::counts().held - held_before), 0u);
+}
+
 }  // namespace
 
 // Expedited entry methods (squall/arrays/entry.hpp): a relay round the nodes, one element per
