@@ -10,7 +10,9 @@
 //     with UCX between the hosts, on the ports UCX's TCP transport listens on);
 //   - a host whose link is cut, or whose processes are killed, is reported as lost by every
 //     other node, and every squallrun exits non-zero, within 10 seconds; so is a host whose
-//     processes are stopped, once silent for SQUALL_LIVENESS_S (heartbeats on idle links).
+//     processes are stopped, once silent for SQUALL_LIVENESS_S (heartbeats on idle links);
+//   - a node killed before squall::init is named by every host, well before
+//     SQUALL_TCP_TIMEOUT.
 // Needs root (to make namespaces); says so and skips otherwise.
 #include <gtest/gtest.h>
 
@@ -385,6 +387,26 @@ TEST_F(Hosts, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
   // Host 0's nodes are 0 and 1: whichever ended first told host 1.
   EXPECT_TRUE(squall::test::search(out[1].output, "said by node [01] as it ended")) << out[1].output;
   expect_host_lost(out, 2, "stopped, noticed by host 0");
+}
+
+// A node killed before squall::init: only its host's squallrun sees it, while the other
+// hosts' nodes are still making their connections (waiting for its). Every host must end
+// naming it, not at SQUALL_TCP_TIMEOUT (30 s). Node 5's host mate reaches all the others
+// itself; node 2's, node 3, waits for nodes 4 and 5, which try node 2 first: it tells the
+// nodes it reached (0 and 1), and they tell 4 and 5.
+TEST_F(Hosts, NodeKilledBeforeInitIsReportedEverywhere) {
+  for (const int victim : {5, 2}) {
+    job j(c_, kf_scenarios + " kill-before-init " + std::to_string(victim));
+    const auto out = j.finish(60);
+    for (int h = 0; h < hosts; ++h) {
+      SCOPED_TRACE("node " + std::to_string(victim) + " killed, host " + std::to_string(h));
+      std::printf("node %d killed before init: host %d's squallrun exited with %d after %.2f s\n", victim, h,
+                  out[h].status, out[h].seconds);
+      EXPECT_NE(out[h].status, 0) << out[h].output;
+      EXPECT_LT(out[h].seconds, 10) << out[h].output;
+      EXPECT_TRUE(squall::test::search(out[h].output, "node " + std::to_string(victim) + " was lost")) << out[h].output;
+    }
+  }
 }
 
 // Node 1 computes for 5 s while the others wait for it: no link carries a packet meanwhile,

@@ -16,6 +16,7 @@
 //   flood M           every node sends M MiB of payloads to every node (itself too), then
 //                     fences: every page of every ring is written
 //   exit-before-init K  node K exits (status 0) before squall::init; the others wait in it
+//   kill-before-init K  node K is killed by SIGKILL before squall::init; the others wait in it
 //   sleep-before-init K S  node K sleeps S seconds before squall::init; then the job ends
 //   ignore-signals    every node ignores SIGINT and SIGTERM, prints "node K pid P up" and
 //                     waits in barriers
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   const char* rank_env = node_env != nullptr ? node_env : std::getenv("PMIX_RANK");
   const int node_number = rank_env != nullptr ? std::atoi(rank_env) : 0;
   if (mode == "exit-before-init" && node_number == victim) return 0;
+  if (mode == "kill-before-init" && node_number == victim) raise(SIGKILL);
   if (mode == "sleep-before-init" && node_number == victim) sleep(static_cast<unsigned>(argc > 3 ? std::atoi(argv[3]) : 5));
   if (mode == "ignore-signals") {
     signal(SIGINT, SIG_IGN);
@@ -121,7 +123,7 @@ int main(int argc, char** argv) {
     int value = me;
     squall::broadcast(std::span<int>(&value, 1), root);
     std::printf("node %d has %d\n", me, value);
-  } else if (mode == "exit-before-init" || mode == "sleep-before-init") {
+  } else if (mode == "exit-before-init" || mode == "kill-before-init" || mode == "sleep-before-init") {
     squall::barrier();
   } else if (mode == "show-pids" || mode == "ignore-signals") {
     std::printf("node %d pid %d up\n", me, static_cast<int>(getpid()));

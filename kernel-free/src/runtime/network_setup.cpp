@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -136,18 +137,51 @@ std::unique_ptr<network_transport> load_ucx(node_runtime& nd, std::vector<int> f
 }  // namespace
 
 namespace {
+// The node with peers across the network, and, while its connections are made, the watch that
+// holds those made so far (the transport does not exist yet).
+std::atomic<node_runtime*> networked{nullptr};
+std::atomic<tcp::setup_watch*> connecting{nullptr};
+
+// The node this node's job lost and why, once the job was aborted (on this host).
+bool job_loss(const node_runtime& nd, int& lost, std::string& why) {
+  const auto& h = nd.job.header();
+  if (h.abort.load() == shm::not_aborted) return false;
+  lost = h.lost_node.load();
+  why = h.reason;
+  return true;
+}
+
 // fatal's last words (common/log.hpp): the peers across the network would see only this
 // node's connections close, and blame it. They learn the node the job lost, when that is why
 // this one ends, or else this node's own message.
 void tell_network_peers(const char* message) {
-  node_runtime* nd = current();
-  if (nd == nullptr || nd->net == nullptr) return;
-  const auto& h = nd->job.header();
-  if (h.abort.load() != shm::not_aborted) {
-    nd->net->say_ending(h.lost_node.load(), h.reason);
-  } else {
-    nd->net->say_ending(nd->me, message);
+  node_runtime* nd = networked.load();
+  if (nd == nullptr) return;
+  int lost = nd->me;
+  std::string why = message;
+  job_loss(*nd, lost, why);
+  if (nd->net) {
+    nd->net->say_ending(lost, why);
+  } else if (tcp::setup_watch* w = connecting.load()) {
+    w->say_ending(lost, why);
   }
+}
+
+// Makes the connections to the node's network peers, watching them meanwhile
+// (tcp/setup_watch.hpp): a peer that ends is reported, and a loss on this host ends the set-up
+// once the peers it can reach have been told.
+std::vector<int> connect_watched(node_runtime& nd, const std::vector<bool>& far, const std::vector<tcp::endpoint>& endpoints,
+                                 const tcp::listener& l, const tcp::job_secret& secret, std::int64_t timeout_ns) {
+  node_runtime* self = &nd;
+  tcp::setup_watch watch(nd.me, nd.n, nd.shm->max_packet(),
+                         {[self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
+                          [self](int& lost, std::string& why) { return job_loss(*self, lost, why); },
+                          [self] { self->check_abort(); }});
+  connecting.store(&watch);
+  auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, timeout_ns, nd.config.liveness_s, watch);
+  nd.check_abort();  // aborted meanwhile: the peers just reached are told why (through the watch)
+  connecting.store(nullptr);
+  return fds;
 }
 }  // namespace
 
@@ -164,6 +198,8 @@ void setup_transports(node_runtime& nd) {
     any_far = any_far || far[i];
   }
   if (!any_far) return;
+  networked.store(&nd);
+  set_last_words(tell_network_peers);
   const std::int64_t timeout_ns = std::int64_t{nd.config.connect_timeout_s} * 1'000'000'000;
   const std::int64_t deadline = now_ns() + timeout_ns;
   const tcp::job_secret secret = nd.pmix ? nd.pmix->agree_on_secret() : tcp::secret_from_env();
@@ -181,7 +217,7 @@ void setup_transports(node_runtime& nd) {
     nd.control().tcp_port.store(l.where().port, std::memory_order_release);
     endpoints = published_endpoints(nd, deadline);
   }
-  auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, deadline - now_ns(), nd.config.liveness_s);
+  auto fds = connect_watched(nd, far, endpoints, l, secret, deadline - now_ns());
   node_runtime* self = &nd;
   const network_hooks hooks{[self] { self->shm->ring_doorbell(self->me); },
                             [self] { return serve_arrivals(*self); },
@@ -202,11 +238,11 @@ void setup_transports(node_runtime& nd) {
   // (medians of 5 alternated runs).
   if (const char* v = std::getenv("SQUALL_LINGER_US"); v == nullptr || *v == '\0') nd.config.linger_ns = 0;
   nd.transport = nd.routed.get();
-  set_last_words(tell_network_peers);
 }
 
 void close_transports(node_runtime& nd) {
   set_last_words(nullptr);
+  networked.store(nullptr);
   // The wait for the peers' goodbyes ends when they are all in: its limit matters only on a
   // slow or lossy link, where a node that stopped waiting and closed would reset a peer still
   // ending (a goodbye behind TCP's retransmissions). As long as silence is allowed, then.

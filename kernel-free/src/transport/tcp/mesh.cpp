@@ -76,12 +76,15 @@ listener::~listener() {
 }
 
 std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const std::vector<endpoint>& endpoints,
-                              const listener& l, const job_secret& secret, std::int64_t timeout_ns, int silence_s) {
+                              const listener& l, const job_secret& secret, std::int64_t timeout_ns, int silence_s,
+                              setup_watch& watch) {
   const int n = static_cast<int>(over_tcp.size());
   const std::int64_t deadline = now_ns() + timeout_ns;
   std::vector<int> fds(static_cast<std::size_t>(n), -1);
   for (int peer = 0; peer < me; ++peer) {
-    if (over_tcp[peer]) fds[peer] = connect_to(me, peer, endpoints[peer], secret, deadline);
+    if (!over_tcp[peer]) continue;
+    fds[peer] = connect_to(me, peer, endpoints[peer], secret, deadline);
+    watch.made(peer, fds[peer]);
   }
   int missing = 0;
   for (int peer = me + 1; peer < n; ++peer) missing += over_tcp[peer];
@@ -97,6 +100,9 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
               who.c_str(), to_string(l.where()).c_str());
       }
       missing -= a.step(deadline);
+      for (int peer = me + 1; peer < n; ++peer) {
+        if (fds[peer] >= 0) watch.made(peer, fds[peer]);
+      }
     }
   }  // refuses the handshakes still under way
   report_refusals();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "transport/tcp/secret.hpp"
+#include "transport/tcp/setup_watch.hpp"
 #include "transport/tcp/socket_io.hpp"
 
 namespace squall::tcp {
@@ -31,9 +32,11 @@ class listener {
 // (-1 for the others), each ending once its peer is unreachable for about `silence_s`
 // seconds (detect_loss_after). Fatal, naming the node and address, when a peer cannot be
 // reached or never connects within `timeout_ns`. Connections that fail the handshake
-// meanwhile are closed and counted (tcp.connections_refused).
+// meanwhile are closed and counted (tcp.connections_refused). Each connection made is handed
+// to `watch` at once.
 std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const std::vector<endpoint>& endpoints,
-                              const listener& l, const job_secret& secret, std::int64_t timeout_ns, int silence_s);
+                              const listener& l, const job_secret& secret, std::int64_t timeout_ns, int silence_s,
+                              setup_watch& watch);
 
 // Accepts a connection that arrived after set-up and refuses it: the job's connections
 // are all made. Returns false when there was none.

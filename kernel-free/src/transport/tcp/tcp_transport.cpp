@@ -15,6 +15,7 @@
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "stats/counters.hpp"
+#include "transport/tcp/endings.hpp"
 #include "transport/tcp/frames.hpp"
 #include "transport/tcp/refusals.hpp"
 
@@ -338,7 +339,7 @@ std::size_t tcp_transport::drain_socket(connection& c) {
       if (h.kind == kind_goodbye) {
         c.said_goodbye.store(true);
       } else if (h.kind == kind_ending) {
-        heard_ending(c, body);
+        report_ending(hooks_.me, c.node, static_cast<int>(conns_.size()), body, hooks_.lost);
       } else if (h.kind == kind_packet) {
         std::lock_guard g(c.in_mu);
         c.arrived.emplace_back(body.begin(), body.end());
@@ -417,27 +418,8 @@ bool tcp_transport::in_use(int node) const {
   return !c.said_goodbye.load() && !c.ended.load();
 }
 
-void tcp_transport::heard_ending(connection& c, std::span<const std::byte> body) {
-  std::int32_t lost = c.node;
-  if (body.size() >= sizeof lost) std::memcpy(&lost, body.data(), sizeof lost);
-  if (lost < 0 || lost >= static_cast<std::int32_t>(conns_.size())) lost = c.node;
-  const std::string why(reinterpret_cast<const char*>(body.data()) + std::min(body.size(), sizeof lost),
-                        body.size() - std::min(body.size(), sizeof lost));
-  // A peer that says this node was lost is the one lost to it: told so after a cut link,
-  // node 0 said "node 0 was lost" and its host's squallrun blamed it.
-  if (lost == hooks_.me) {
-    hooks_.lost(c.node, "it stopped hearing from this node (" + why + ") and ended");
-    return;
-  }
-  hooks_.lost(lost, why + "; said by node " + std::to_string(c.node) + " as it ended");
-}
-
 void tcp_transport::say_ending(int lost_node, const std::string& why) {
-  std::vector<std::byte> body(sizeof(std::int32_t) + why.size());
-  const auto lost = static_cast<std::int32_t>(lost_node);
-  std::memcpy(body.data(), &lost, sizeof lost);
-  std::memcpy(body.data() + sizeof lost, why.data(), why.size());
-  if (body.size() > max_packet_) body.resize(max_packet_);
+  const std::vector<std::byte> body = ending_body(lost_node, why, max_packet_);
   const std::int64_t deadline = now_ns() + 100'000'000;
   for (auto& c : conns_) {
     if (!c || c->ended.load()) continue;

@@ -76,7 +76,6 @@ class tcp_transport final : public network_transport {
   bool append_frame(connection& c, std::uint32_t kind, std::span<const std::byte> head,
                     std::span<const std::byte> body, std::size_t body_size, const body_writer* write);
   void peer_failed(connection& c, const std::string& why);
-  void heard_ending(connection& c, std::span<const std::byte> body);  // a peer's ending frame
 
   std::size_t max_packet_;
   listener listener_;

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// While a job's connections are made (mesh.hpp) nothing reads those already made, and the
+// node's watchdog has not started: a peer that ended meanwhile, or a node of this host that
+// died before it connected (only this host's launcher sees that), was noticed only at
+// SQUALL_TCP_TIMEOUT, the other hosts' nodes waiting for it until then. This thread watches
+// for both, with the loss reports the transport uses once the job runs (endings.hpp):
+//   - a made connection that closes is read for its node's ending frame, reported as the
+//     transport reports it; one closed without it loses its node;
+//   - once this node's job is aborted, every peer reached is told at once, and so is each
+//     reached later: an ending frame, then the connection half-closed so that the peer reads
+//     it now. Peers this node has yet to reach may be waiting for the lost node rather than
+//     for this one, so the node ends (`end`) once no connection was made for a second.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/tcp/socket_io.hpp"
+
+namespace squall::tcp {
+
+class setup_watch {
+ public:
+  struct hooks {
+    std::function<void(int node, const std::string& why)> lost;  // as network_hooks::lost
+    // Whether this node's job was aborted, and if so the node it lost and why.
+    std::function<bool(int& lost_node, std::string& why)> aborted;
+    std::function<void()> end;  // ends this node (fatal; its last words call say_ending)
+  };
+  // `max_body`: the longest ending frame body a peer sends (its transport's max_packet).
+  setup_watch(int me, int nodes, std::size_t max_body, hooks h);
+  ~setup_watch();
+  setup_watch(const setup_watch&) = delete;
+  setup_watch& operator=(const setup_watch&) = delete;
+
+  // Connection `fd` to `node` is made (again for one already known: ignored).
+  void made(int node, int fd);
+  // Sends an ending frame on every connection made that has not had one, and half-closes it.
+  void say_ending(int lost_node, const std::string& why);
+
+ private:
+  struct connection {
+    int node, fd;
+    endpoint peer;  // for the report: a closed socket no longer knows it
+    bool told = false, closed = false;
+  };
+  void run();
+  void read_closed(const connection& c);  // reports what its node left on it
+
+  int me_, nodes_;
+  std::size_t max_body_;
+  hooks hooks_;
+  std::mutex mu_;
+  std::vector<connection> conns_;
+  std::int64_t last_made_ = 0;  // when a connection was last made (under mu_)
+  int wake_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace squall::tcp
