@@ -191,11 +191,12 @@ job_area job_area::single(std::size_t ring_bytes) {
   return a;
 }
 
-void job_area::abort(int node, const char* reason, abort_kind kind) const {
+void job_area::abort(int node, const char* reason, abort_kind kind, std::uint32_t silent_ms) const {
   auto& h = header();
   if (h.abort.load() != 0) return;
   std::snprintf(h.reason, sizeof h.reason, "%s", reason);
   h.lost_node.store(node);
+  h.silent_ms.store(silent_ms);
   h.abort.store(kind, std::memory_order_seq_cst);
   for (int i = 0; i < nodes(); ++i) {
     control(i).doorbell.fetch_add(1);
