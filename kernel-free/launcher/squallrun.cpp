@@ -38,25 +38,12 @@ namespace {
 using squallrun::options;
 
 std::vector<pid_t> children;
-volatile sig_atomic_t interrupts = 0;  // INT/TERM/HUP received
+int interrupts = 0;  // INT/TERM/HUP received
 
 void signal_nodes(int sig) {
   for (pid_t p : children) {
     if (p > 0) kill(p, sig);
   }
-}
-
-// The first INT/TERM/HUP is passed on, so that the nodes may stop as they choose; a second
-// one kills them, so that a job whose nodes ignore the signal can still be stopped.
-void forward_signal(int sig) {
-  interrupts = interrupts + 1;
-  if (interrupts == 1) {
-    signal_nodes(sig);
-    return;
-  }
-  static constexpr char said[] = "squallrun: signalled again; killing the nodes\n";
-  [[maybe_unused]] const auto n = write(STDERR_FILENO, said, sizeof said - 1);
-  signal_nodes(SIGKILL);
 }
 
 // A launcher started with standard input, output or error closed would hand that number to
@@ -109,14 +96,35 @@ std::string describe(int status) {
 
 int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
-// The parent of process `pid`, from /proc/PID/stat ("pid (comm) state ppid ..."), or -1.
-pid_t parent_of(pid_t pid) {
+struct process {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  pid_t group = 0;  // its process group
+};
+
+// Process `pid` as /proc/PID/stat shows it ("pid (comm) state ppid pgrp ..."), or nothing.
+std::optional<process> process_of(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text;
-  if (!std::getline(stat, text)) return -1;
+  if (!std::getline(stat, text)) return std::nullopt;
   const auto paren = text.rfind(')');  // comm may hold spaces and parentheses
-  if (paren == std::string::npos || paren + 4 > text.size()) return -1;
-  return static_cast<pid_t>(std::atoi(text.c_str() + paren + 4));
+  if (paren == std::string::npos || paren + 4 > text.size()) return std::nullopt;
+  char* rest = nullptr;
+  const auto parent = static_cast<pid_t>(std::strtol(text.c_str() + paren + 4, &rest, 10));
+  return process{pid, parent, static_cast<pid_t>(std::strtol(rest, nullptr, 10))};
+}
+
+std::vector<process> all_processes() {
+  std::vector<process> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (const dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    if (const auto p = process_of(pid)) found.push_back(*p);
+  }
+  closedir(proc);
+  return found;
 }
 
 // squallrun's children still to be reaped. The launcher is a child subreaper (main), so once
@@ -124,15 +132,54 @@ pid_t parent_of(pid_t pid) {
 // outlived it (a wrapper script's command, a helper, a daemon).
 std::vector<pid_t> my_children() {
   std::vector<pid_t> found;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return found;
   const pid_t self = getpid();
-  while (const dirent* e = readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid > 0 && parent_of(pid) == self) found.push_back(pid);
+  for (const process& p : all_processes()) {
+    if (p.parent == self) found.push_back(p.pid);
   }
-  closedir(proc);
   return found;
+}
+
+// Every process below squallrun: the nodes, what they started, and what those left to
+// squallrun (the subreaper) when their parent ended.
+std::vector<process> job_processes() {
+  const auto all = all_processes();
+  std::vector<pid_t> parents{getpid()};
+  std::vector<process> found;
+  for (std::size_t i = 0; i < parents.size(); ++i) {
+    for (const process& p : all) {
+      if (p.parent != parents[i]) continue;
+      found.push_back(p);
+      parents.push_back(p.pid);
+    }
+  }
+  return found;
+}
+
+// `sig` to every process of the job but those of process group `skip` (0: none), not only to
+// the nodes: a node that is a shell waiting for its command (one it does not exec) passes no
+// signal on, and the command would run on until it ended by itself. The nodes are not put
+// in process groups of their own to be signalled as groups: a node reading the terminal
+// would be stopped (SIGTTIN) and ^Z would no longer stop the job.
+void signal_job(int sig, pid_t skip) {
+  for (const process& p : job_processes()) {
+    if (p.group != skip) kill(p.pid, sig);
+  }
+}
+
+// The first INT/TERM/HUP is passed on to every process of the job, so that the nodes may
+// stop as they choose; a second one kills them all, so that a job whose nodes ignore the
+// signal can still be stopped. A SIGINT from the terminal (Ctrl-C: code SI_KERNEL) went to
+// its whole foreground process group, squallrun's, and is passed on only beyond it, so that
+// no process has it twice.
+void on_interrupt(const signalfd_siginfo& info) {
+  ++interrupts;
+  if (interrupts == 1) {
+    const bool from_terminal = info.ssi_signo == SIGINT && info.ssi_code == SI_KERNEL;
+    signal_job(static_cast<int>(info.ssi_signo), from_terminal ? getpgrp() : 0);
+    return;
+  }
+  std::fprintf(stderr, "squallrun: signalled again; killing the nodes\n");
+  signal_job(SIGKILL, 0);
 }
 
 void reap_ended_children() {
@@ -167,14 +214,15 @@ void end_leftovers(std::int64_t grace_s) {
   }
 }
 
-// Waits up to a tenth of a second for a node to end (SIGCHLD, read through `chld_fd`) and,
-// with --label, passes on the nodes' output meanwhile.
-void wait_a_tick(int chld_fd, std::optional<squallrun::labelled_output>& output) {
-  std::vector<pollfd> fds{{chld_fd, POLLIN, 0}};
+// Waits up to a tenth of a second for a node to end (SIGCHLD) or an interrupt, read through
+// `signal_fd`, and, with --label, passes on the nodes' output meanwhile.
+void wait_a_tick(int signal_fd, std::optional<squallrun::labelled_output>& output) {
+  std::vector<pollfd> fds{{signal_fd, POLLIN, 0}};
   if (output) output->add_to(fds);
   if (poll(fds.data(), fds.size(), 100) <= 0) return;
   signalfd_siginfo info;
-  while (read(chld_fd, &info, sizeof info) > 0) {
+  while (read(signal_fd, &info, sizeof info) > 0) {
+    if (info.ssi_signo != SIGCHLD) on_interrupt(info);
   }
   if (output) output->relay(fds, 1);
 }
@@ -206,17 +254,17 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.nodes; ++i) here[static_cast<std::size_t>(o.first_node + i)] = true;
   const auto job = squall::shm::job_area::create(o.job_nodes, static_cast<std::size_t>(o.ring_bytes), &job_fd, here);
 
-  // SIGCHLD is read from a signalfd; INT/TERM/HUP are passed on to the nodes.
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, nullptr);
-  const int chld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  // SIGCHLD and INT/TERM/HUP are read from a signalfd; the latter are passed on to the job.
+  sigset_t watched;
+  sigemptyset(&watched);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&watched, s);
+  sigprocmask(SIG_BLOCK, &watched, nullptr);
+  // An ignored signal never reaches the signalfd, and a shell starts a background command
+  // with SIGINT ignored: blocked with the default action, each waits there instead.
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) signal(s, SIG_DFL);
+  const int signal_fd = signalfd(-1, &watched, SFD_NONBLOCK | SFD_CLOEXEC);
   std::optional<squallrun::labelled_output> output;
   if (o.label) output.emplace(o.nodes, o.first_node);
-  struct sigaction sa {};
-  sa.sa_handler = forward_signal;
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
 
   const pid_t self = getpid();
   children.assign(static_cast<std::size_t>(o.nodes), 0);
@@ -247,7 +295,7 @@ int main(int argc, char** argv) {
   };
   std::optional<unjoined_node> unjoined;  // the first to end with status 0 before squall::init
   while (running > 0) {
-    wait_a_tick(chld_fd, output);
+    wait_a_tick(signal_fd, output);
     int status;
     pid_t p;
     while ((p = waitpid(-1, &status, WNOHANG)) > 0) {

@@ -604,6 +604,23 @@ TEST(Launcher, SecondInterruptKillsNodesThatIgnoreTheFirst) {
   EXPECT_NE(o.output.find("signalled again; killing the nodes"), std::string::npos) << o.output;
 }
 
+// SIGINT reaches what the nodes started, not only the nodes: each node here is a shell that
+// runs its command without exec and waits for it (as sh does on SIGINT while a command runs),
+// so the command must have the signal itself for the job to end. It says "up" itself, so
+// it is running when the signal comes. Before, the job ran on until the command ended.
+// Started with SIGINT ignored too, as a shell starts a command in the background.
+TEST(Launcher, InterruptReachesWhatTheNodesStarted) {
+  for (const std::string start : {"", "env --ignore-signal=INT "}) {
+    background job(start + squallrun + " -n 2 sh -c 'sh -c \"echo up; exec sleep 300\"; true'");
+    ASSERT_TRUE(job.wait_for_output("up\n", 2, 30)) << start << "\n" << job.output();
+    ASSERT_EQ(kill(job.pid(), SIGINT), 0);
+    const auto o = job.finish(30);
+    EXPECT_NE(o.status, -1) << start << "\nsquallrun was still running 30 s after it started\n" << o.output;
+    EXPECT_EQ(o.status, 128 + SIGINT) << start << "\n" << o.output;
+    EXPECT_NE(o.output.find("was killed by signal 2"), std::string::npos) << start << "\n" << o.output;
+  }
+}
+
 // A job area larger than the host's memory is refused with the launcher's message, before
 // any of it is taken: tmpfs would give pages until the kernel's out-of-memory killer ended
 // some program. Should that check ever be lost, squallrun is made the killer's first choice
