@@ -38,12 +38,19 @@ namespace {
 using squallrun::options;
 
 std::vector<pid_t> children;
-int interrupts = 0;  // INT/TERM/HUP received
+std::vector<std::string> killed_why;  // by node here: why squallrun sent it SIGKILL, if it did
+int interrupts = 0;                   // INT/TERM/HUP received
 
-void signal_nodes(int sig) {
-  for (pid_t p : children) {
-    if (p > 0) kill(p, sig);
-  }
+// SIGKILL to node `local` if it runs, noting why: it is then described by that, not as a
+// node killed by a signal from elsewhere.
+void kill_node(std::size_t local, std::string why) {
+  if (children[local] <= 0) return;
+  killed_why[local] = std::move(why);
+  kill(children[local], SIGKILL);
+}
+
+void kill_nodes(const std::string& why) {
+  for (std::size_t i = 0; i < children.size(); ++i) kill_node(i, why);
 }
 
 // A launcher started with standard input, output or error closed would hand that number to
@@ -87,7 +94,9 @@ void open_standard_streams() {
   _exit(127);
 }
 
-std::string describe(int status) {
+// How a node ended, given why squallrun killed it ("" if it did not).
+std::string describe(int status, const std::string& killed_by_us) {
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !killed_by_us.empty()) return killed_by_us;
   if (WIFSIGNALED(status)) {
     return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
   }
@@ -179,6 +188,7 @@ void on_interrupt(const signalfd_siginfo& info) {
     return;
   }
   std::fprintf(stderr, "squallrun: signalled again; killing the nodes\n");
+  kill_nodes("was killed by squallrun, signalled again");
   signal_job(SIGKILL, 0);
 }
 
@@ -227,6 +237,14 @@ void wait_a_tick(int signal_fd, std::optional<squallrun::labelled_output>& outpu
   if (output) output->relay(fds, 1);
 }
 
+// Why squallrun kills node `node` at the end of the grace period after a loss. The node lost,
+// if still running, was lost for a reason a node saw (silent: stopped, most likely).
+std::string killed_after_grace(const squall::shm::job_area& job, int node, std::int64_t grace_s) {
+  const std::string after = "killed by squallrun after the " + std::to_string(grace_s) + " s grace period";
+  if (node != job.header().lost_node.load()) return "was still running; " + after;
+  return std::string(job.header().reason) + "; " + after;
+}
+
 // Whether a node of this host has joined the job (called squall::init), finalized or not.
 bool any_joined(const squall::shm::job_area& job, const options& o) {
   for (int i = 0; i < o.nodes; ++i) {
@@ -268,12 +286,13 @@ int main(int argc, char** argv) {
 
   const pid_t self = getpid();
   children.assign(static_cast<std::size_t>(o.nodes), 0);
+  killed_why.assign(static_cast<std::size_t>(o.nodes), "");
   for (int i = 0; i < o.nodes; ++i) {
     const pid_t p = fork();
     if (p < 0) {
       std::fprintf(stderr, "squallrun: fork failed: %s\n", std::strerror(errno));
       job.abort(-1, "the launcher could not start every node");
-      signal_nodes(SIGKILL);
+      kill_nodes("was killed by squallrun, which could not start every node");
       return 1;
     }
     if (p == 0) {
@@ -317,7 +336,8 @@ int main(int argc, char** argv) {
         continue;
       }
       if (!failed && !early) continue;
-      const std::string why = failed ? describe(status) : "exited without calling squall::finalize";
+      const std::string why = failed ? describe(status, killed_why[static_cast<std::size_t>(local)])
+                                     : "exited without calling squall::finalize";
       if (result == 0) result = failed ? exit_code(status) : 1;
       // A node that finalized has left the job cleanly, whatever its exit status says.
       const bool lost = running > 0 && state != squall::shm::finalized;
@@ -343,7 +363,9 @@ int main(int argc, char** argv) {
     if (kill_at < 0 && job.header().abort.load() != 0) kill_at = after_grace();
     if (kill_at >= 0 && squall::now_ns() >= kill_at && running > 0) {
       std::fprintf(stderr, "squallrun: killing the %d node(s) still running\n", running);
-      signal_nodes(SIGKILL);
+      for (int i = 0; i < o.nodes; ++i) {
+        kill_node(static_cast<std::size_t>(i), killed_after_grace(job, o.first_node + i, o.grace_s));
+      }
       kill_at = INT64_MAX;
     }
   }

@@ -179,7 +179,9 @@ TEST(LostLauncher, NodesEndWhenMpirunIsKilled) {
   expect_nodes_end_with_their_launcher(mpirun(4) + scenarios + " show-pids", 4);
 }
 
-// 4 and 8 nodes on this machine's (few) cores: the watchdogs must still show life.
+// 4 and 8 nodes on this machine's (few) cores: the watchdogs must still show life. The
+// stopped node, killed by squallrun after the grace period, is said to be so, not to have
+// been killed by a signal 9 from elsewhere.
 TEST(Liveness, StoppedNodeIsReportedByEveryOtherNode) {
   for (int nodes : {4, 8}) {
     const auto o = run("SQUALL_LIVENESS_S=2 " + squallrun + " -n " + std::to_string(nodes) + " --grace 1 " +
@@ -189,6 +191,11 @@ TEST(Liveness, StoppedNodeIsReportedByEveryOtherNode) {
     EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
     EXPECT_EQ(count_of(o.output, "node 2 has not answered for"), nodes - 1) << o.output;
     EXPECT_NE(o.output.find("(stopped? SQUALL_LIVENESS_S); exiting"), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find("squallrun: node 2 (pid"), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find("(stopped? SQUALL_LIVENESS_S); killed by squallrun after the 1 s grace period"),
+              std::string::npos)
+        << o.output;
+    EXPECT_EQ(count_of(o.output, "signal 9"), 0) << o.output;
   }
 }
 
@@ -591,7 +598,8 @@ TEST(Launcher, StandardStreamsClosedAtStart) {
   }
 }
 
-// The first SIGINT is passed on; nodes that ignore it are killed by the second.
+// The first SIGINT is passed on; nodes that ignore it are killed by the second, and said to
+// be killed by squallrun, not by a signal 9 from elsewhere.
 TEST(Launcher, SecondInterruptKillsNodesThatIgnoreTheFirst) {
   background job(squallrun + " -n 3 " + scenarios + " ignore-signals");
   ASSERT_TRUE(job.wait_for_output(" up\n", 3, 30)) << job.output();
@@ -602,6 +610,8 @@ TEST(Launcher, SecondInterruptKillsNodesThatIgnoreTheFirst) {
   EXPECT_NE(o.status, 0) << o.output;
   EXPECT_NE(o.status, -1) << "squallrun was still running after 30 s\n" << o.output;
   EXPECT_NE(o.output.find("signalled again; killing the nodes"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("was killed by squallrun, signalled again"), std::string::npos) << o.output;
+  EXPECT_EQ(count_of(o.output, "signal 9"), 0) << o.output;
 }
 
 // SIGINT reaches what the nodes started, not only the nodes: each node here is a shell that
