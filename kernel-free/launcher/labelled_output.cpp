@@ -18,7 +18,8 @@ namespace {
 // held without bound.
 constexpr std::size_t longest_line = 1 << 16;
 
-void write_all(int fd, const std::string& text) {
+// Writes all of `text` to `fd`; the errno of a write that failed, or 0.
+int write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -28,9 +29,10 @@ void write_all(int fd, const std::string& text) {
       pollfd p{fd, POLLOUT, 0};
       poll(&p, 1, -1);
     } else if (n < 0 && errno != EINTR) {
-      return;  // nowhere to write: the nodes' output is dropped, as a closed terminal would
+      return errno;  // nowhere to write: the nodes' output is dropped (and the job fails)
     }
   }
+  return 0;
 }
 
 }  // namespace
@@ -120,11 +122,16 @@ void labelled_output::take(stream& s, const char* data, std::size_t size) {
     out += s.label + s.pending + '\n';
     s.pending.clear();
   }
-  if (!out.empty()) write_all(s.out_fd, out);
+  if (!out.empty()) put(s, out);
+}
+
+void labelled_output::put(const stream& s, const std::string& text) {
+  const int error = write_all(s.out_fd, text);
+  if (error != 0 && s.out_fd == STDOUT_FILENO && stdout_error_ == 0) stdout_error_ = error;
 }
 
 void labelled_output::end(stream& s) {
-  if (!s.pending.empty()) write_all(s.out_fd, s.label + s.pending + '\n');
+  if (!s.pending.empty()) put(s, s.label + s.pending + '\n');
   s.pending.clear();
   close(s.read_fd);
   s.read_fd = -1;

@@ -35,6 +35,9 @@ class labelled_output {
   // After the last node ended: what the nodes left in the pipes, then each stream's
   // unfinished last line, ended with a newline.
   void finish();
+  // The errno of the first write to the launcher's stdout that failed (the nodes' output
+  // then lost), or 0. One to its stderr is not kept: that is where it would be said.
+  int stdout_error() const { return stdout_error_; }
 
  private:
   struct stream {
@@ -46,10 +49,12 @@ class labelled_output {
   };
 
   void take(stream& s, const char* data, std::size_t size);
+  void put(const stream& s, const std::string& text);
   void end(stream& s);
 
   std::vector<stream> streams_;  // node i's stdout at 2i, its stderr at 2i+1
   std::array<char, 65536> buffer_{};
+  int stdout_error_ = 0;
 };
 
 }  // namespace squallrun

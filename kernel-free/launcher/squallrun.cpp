@@ -375,5 +375,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "squallrun: the job lost node %d (%s)\n", job.header().lost_node.load(), job.header().reason);
     result = 1;
   }
+  // With --label the nodes' output goes through squallrun, which must say that it was lost.
+  if (output && output->stdout_error() != 0) {
+    std::fprintf(stderr, "squallrun: cannot write standard output (the nodes' output was lost): %s\n",
+                 std::strerror(output->stdout_error()));
+    if (result == 0) result = 1;
+  }
   return result;
 }

@@ -377,6 +377,19 @@ TEST(Launcher, StatsJsonThatCannotBeWrittenAtTheEndFailsTheJob) {
       << o.output;
 }
 
+// Output that cannot be written (a full disk: /dev/full) fails the job with the system's
+// reason, whether a node writes to squallrun's stdout itself (its finalize says so) or through
+// squallrun (--label). Before, it was lost without a word and the job ended with status 0.
+TEST(Launcher, OutputThatCannotBeWrittenFailsTheJob) {
+  const std::string said = "cannot write standard output";
+  for (const std::string label : {"", "--label "}) {
+    const auto o = run("sh -c '" + squallrun + " -n 2 " + label + scenarios + " compute 0 0 >/dev/full'");
+    EXPECT_NE(o.status, 0) << label << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, said), 1) << label << "\n" << o.output;
+    EXPECT_NE(o.output.find(std::string(std::strerror(ENOSPC)) + "\n"), std::string::npos) << label << "\n" << o.output;
+  }
+}
+
 TEST(Launcher, BadFlagsAreRejected) {
   for (const std::string args : {"-n 0 /bin/true", "-n abc /bin/true", "-n 2", "/bin/true",
                                   "-n 2 --aggregation 0 /bin/true", "-n 2 --ring-bytes 100000 /bin/true",

@@ -12,7 +12,8 @@ namespace squall {
 void init(int* argc = nullptr, char*** argv = nullptr);
 
 // Waits for every node to reach finalize (a barrier), prints the statistics report
-// when SQUALL_STATS=1, and stops the runtime. Collective.
+// when SQUALL_STATS=1, and stops the runtime. Collective. Standard output is flushed
+// first: if it cannot be written, the node says why and exits with status 1.
 void finalize();
 
 bool initialized();  // true between init and finalize

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -118,6 +120,17 @@ void stop_at_exit() {
   stop_progress_thread(*the_node);
 }
 
+// Output the program wrote to standard output and that could not be written (a full disk,
+// /dev/full, a terminal gone): the C library drops it without a word when it flushes at exit,
+// and the job would end with status 0. Said instead, and the node ends with status 1. A
+// stream the program closed itself is left alone: fclose told it of any error.
+std::string standard_output_failure() {
+  errno = 0;
+  if (std::fflush(stdout) != 0) return format("cannot write standard output: %s", std::strerror(errno));
+  if (std::ferror(stdout) != 0) return "cannot write standard output: an earlier write to it failed";
+  return "";
+}
+
 }  // namespace
 
 std::atomic<node_runtime*> running_node{nullptr};
@@ -227,6 +240,8 @@ void init(int*, char***) {
 void finalize() {
   using namespace rt;
   node_runtime& nd = require("squall::finalize");
+  // Before the statistics report, which flushes standard output too.
+  const std::string output_failure = standard_output_failure();
   std::string report_failure;
   if (detail::finalize_barrier(nd.config.stats.any())) report_failure = report(nd);
   close_transports(nd);
@@ -240,6 +255,7 @@ void finalize() {
   // The statistics asked for are lost: the job did not do all it was asked (exit status 1),
   // said once every node is done with the others.
   if (!report_failure.empty()) fatal("%s", report_failure.c_str());
+  if (!output_failure.empty()) fatal("%s", output_failure.c_str());
 }
 
 bool initialized() { return rt::current() != nullptr; }
