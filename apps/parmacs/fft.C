@@ -146,12 +146,12 @@ int main(int argc, char *argv[])
     case 'p': P = option_long("fft", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-m M] [-p P]\n", argv[0]);
-      exit(c == 'h' ? 0 : 1);
+      exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
   if (M < 2 || M > 30 || M % 2 != 0 || P < 1 || P > MAX_PROCS || P > (1L << (M / 2))) {
     fprintf(stderr, "fft: need M even in 2..30 and 1 <= P <= min(%d, 2^(M/2))\n", MAX_PROCS);
-    exit(1);
+    exit(OPTION_REFUSED);
   }
   N = 1L << M;
   R = 1L << (M / 2);

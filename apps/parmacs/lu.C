@@ -152,12 +152,12 @@ int main(int argc, char *argv[])
     case 'p': P = option_long("lu", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n N] [-b B] [-p P]\n", argv[0]);
-      exit(c == 'h' ? 0 : 1);
+      exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
   if (B < 1 || N < B || N % B != 0 || P < 1 || P > MAX_PROCS) {
     fprintf(stderr, "lu: need B >= 1, N a multiple of B, 1 <= P <= %d\n", MAX_PROCS);
-    exit(1);
+    exit(OPTION_REFUSED);
   }
   NB = N / B;
 

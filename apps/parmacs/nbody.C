@@ -162,13 +162,13 @@ int main(int argc, char *argv[])
     case 'p': P = option_long("nbody", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n bodies] [-s steps] [-p P]\n", argv[0]);
-      exit(c == 'h' ? 0 : 1);
+      exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
   if (N < 2 || N > MAX_BODIES || steps < 1 || P < 1 || P > MAX_PROCS || P > N) {
     fprintf(stderr, "nbody: need 2 <= bodies <= %d, steps >= 1, 1 <= P <= min(%d, bodies)\n",
             MAX_BODIES, MAX_PROCS);
-    exit(1);
+    exit(OPTION_REFUSED);
   }
 
   Global = (struct GlobalMemory *) G_MALLOC(sizeof(struct GlobalMemory))

@@ -2,7 +2,10 @@
 /* The PARMACS programs' numeric options (-n 258, -w 1.5). atol and atof took "1x" as 1 and
  * "abc" as 0, so a mistyped option ran another problem than the one asked for, and said
  * nothing. Each reader takes the whole text or ends the program with one line naming the
- * option and the text; the program then checks the value's range as before. Plain C,
+ * option and the text; the program then checks the value's range as before. Every refusal of
+ * the command line (an option getopt does not know, a malformed number, a value out of range)
+ * ends the program with status OPTION_REFUSED, 2, as every other program of the project ends
+ * on a command-line error: a script tells a misuse from a failed run. Plain C,
  * included by the .C files as it is (not through m4); the directory of the .C files is on
  * the include path (squall_parmacs_program, and bench/parmacs for the pthreads builds). */
 #ifndef SQUALL_APPS_PARMACS_OPTIONS_H
@@ -14,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define OPTION_REFUSED 2
+
 static inline void option_refused(const char *program, int flag, const char *text, const char *what)
 {
   fprintf(stderr, "%s: -%c must be %s (got '%s')\n", program, flag, what, text);
-  exit(1);
+  exit(OPTION_REFUSED);
 }
 
 /* A whole number that fits a long: digits after an optional sign, nothing before or after. */

@@ -190,7 +190,7 @@ int main(int argc, char *argv[])
     case 'p': P = option_long("radix", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n keys] [-r radix] [-m maxkey] [-p P]\n", argv[0]);
-      exit(c == 'h' ? 0 : 1);
+      exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
   for (bits = 0; bits <= 16 && (1L << bits) < radix; bits++) {}  /* 17: too large (no 1L << 63) */
@@ -198,7 +198,7 @@ int main(int argc, char *argv[])
       P < 1 || P > MAX_PROCS || P > radix) {
     fprintf(stderr, "radix: need keys >= 1, radix a power of 2 from 2 to 65536, 2 <= maxkey <= 2^32, "
                     "1 <= P <= min(%d, radix)\n", MAX_PROCS);
-    exit(1);
+    exit(OPTION_REFUSED);
   }
   for (passes = 1; passes * bits < 64 && (1UL << (passes * bits)) < (unsigned long)maxkey; passes++) {}
 

@@ -130,13 +130,13 @@ int main(int argc, char *argv[])
     case 'p': P = option_long("sor", 'p', optarg); break;
     default:
       fprintf(stderr, "usage: %s [-n N] [-i iterations] [-w omega] [-p P]\n", argv[0]);
-      exit(c == 'h' ? 0 : 1);
+      exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
   /* SOR converges only for 0 < omega < 2: outside, the sweeps diverge or stand still. */
   if (N < 3 || iterations < 1 || !(omega > 0 && omega < 2) || P < 1 || P > MAX_PROCS || P > N - 2) {
     fprintf(stderr, "sor: need N >= 3, iterations >= 1, 0 < omega < 2, 1 <= P <= min(%d, N - 2)\n", MAX_PROCS);
-    exit(1);
+    exit(OPTION_REFUSED);
   }
 
   half = (N + 1) / 2;         /* points of one colour in a row, at most */
