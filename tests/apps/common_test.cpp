@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "squall/apps/checksum.hpp"
 #include "squall/apps/counter_rng.hpp"
@@ -174,6 +177,59 @@ TEST(Options, RefusesSignsSpacesAndValuesOutOfRange) {
   Options options(3, argv);
   EXPECT_EQ(options.count_as<int>("steps", 30), 2147483647);
   EXPECT_EQ(options.count_as<int>("cells", 13), 13);
+}
+
+// A program of one option, --cells C, that ends with status C.
+int cells_as_status(Options& options) {
+  const auto cells = options.count("cells", 1);
+  options.finish();
+  return static_cast<int>(cells);
+}
+
+// What one process of a job answers to a command line: run_program's status and what it
+// printed, with `variable` (SQUALL_NODE, PMIX_RANK, or "" for neither) set to `value`.
+struct Answer {
+  int status;
+  std::string out, err;
+};
+Answer answer_as(const char* variable, const char* value, std::vector<const char*> argv) {
+  unsetenv("SQUALL_NODE");
+  unsetenv("PMIX_RANK");
+  if (*variable != '\0') setenv(variable, value, 1);
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int status =
+      run_program(static_cast<int>(argv.size()), argv.data(), "prog", "usage: prog [--cells C]\n", cells_as_status);
+  Answer a{status, testing::internal::GetCapturedStdout(), testing::internal::GetCapturedStderr()};
+  if (*variable != '\0') unsetenv(variable);
+  return a;
+}
+
+// Every process of a job refuses a bad command line with status 2, but only the first, as
+// squallrun (SQUALL_NODE, zero-padded) or a PMIx launcher such as mpirun (PMIX_RANK) numbers
+// it, says why: a job of N nodes said it N times. --help alike.
+TEST(RunProgram, OnlyTheFirstProcessOfAJobAnswersTheCommandLine) {
+  const struct {
+    const char* variable;
+    const char* value;
+    bool first;
+  } cases[] = {{"", "", true},
+               {"SQUALL_NODE", "0", true},
+               {"SQUALL_NODE", "00", true},
+               {"SQUALL_NODE", "1", false},
+               {"SQUALL_NODE", "03", false},
+               {"PMIX_RANK", "0", true},
+               {"PMIX_RANK", "2", false}};
+  for (const auto& c : cases) {
+    const std::string as = std::string(c.variable) + "=" + c.value;
+    const Answer bad = answer_as(c.variable, c.value, {"prog", "--bogus", "1"});
+    EXPECT_EQ(bad.status, 2) << as;
+    EXPECT_EQ(bad.err, c.first ? "prog: unknown option --bogus\nusage: prog [--cells C]\n" : "") << as;
+    const Answer help = answer_as(c.variable, c.value, {"prog", "--help"});
+    EXPECT_EQ(help.status, 0) << as;
+    EXPECT_EQ(help.out, c.first ? "usage: prog [--cells C]\n" : "") << as;
+    EXPECT_EQ(answer_as(c.variable, c.value, {"prog", "--cells", "3"}).status, 3) << as;  // a run's, everywhere
+  }
 }
 
 TEST(Figures, PrintsOneJsonObjectOnOneLine) {

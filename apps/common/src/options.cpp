@@ -24,6 +24,18 @@ std::uint64_t parse_count(const std::string& name, const std::string& text, std:
   return value;
 }
 
+// Whether this process is the first of its job as its launcher numbers it: squallrun's
+// SQUALL_NODE, or a PMIx launcher's PMIX_RANK (mpirun, for the MPI versions), the two that
+// Squall's runtime reads. Read from the environment, since some programs read their options
+// before they start a runtime; a process started alone is the first of a job of one.
+bool first_of_job() {
+  for (const char* name : {"SQUALL_NODE", "PMIX_RANK"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::strtol(value, nullptr, 10) == 0;
+  }
+  return true;
+}
+
 }  // namespace
 
 Options::Options(int argc, const char* const* argv) {
@@ -77,18 +89,24 @@ void Options::finish() const {
 
 int run_program(int argc, const char* const* argv, const char* program, const char* usage,
                 int (*run)(Options& options)) {
+  // Every process of a job reads the same command line and so answers it alike (an OptionError
+  // must not depend on the node): the first alone prints the answer, once for the job rather
+  // than once a node, and every process returns the status. The others do not end the job
+  // before it has printed: squall::finalize and MPI_Finalize wait for every process, and
+  // squallrun gives a node that never started the runtime its grace before killing it.
+  const bool answers = first_of_job();
   try {
     Options options(argc, argv);
     if (options.flag("help")) {
-      std::cout << usage;
+      if (answers) std::cout << usage;
       return 0;
     }
     return run(options);
   } catch (const OptionError& error) {
-    // Each message in one write: the nodes of a job print theirs at the same moment.
-    std::cerr << std::string(program) + ": " + error.what() + "\n" + usage;
+    if (answers) std::cerr << std::string(program) + ": " + error.what() + "\n" + usage;
     return 2;
   } catch (const std::exception& error) {
+    // Each message in one write: the nodes of a job print theirs at the same moment.
     std::cerr << std::string(program) + ": " + error.what() + "\n";
     return 1;
   }

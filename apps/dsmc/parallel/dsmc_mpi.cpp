@@ -141,8 +141,9 @@ int run(Options& options) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  // No MPI_Abort for a refused command line (status 2): every rank refuses it, and an abort
+  // could end rank 0, the one that says why, before it had said it. MPI_Finalize waits for all.
   const int status = run_program(argc, argv, "dsmc_mpi", version_usage("dsmc_mpi", false).c_str(), run);
-  if (status != 0 && status != 1) MPI_Abort(MPI_COMM_WORLD, status);
   MPI_Finalize();
   return status;
 }

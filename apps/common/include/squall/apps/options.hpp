@@ -48,7 +48,8 @@ class Options {
 
 // The main() of every program: parses the options, answers --help with `usage`, runs
 // `run`, and turns errors into a message naming the program (exit 2 for bad options,
-// 1 for any other failure).
+// 1 for any other failure). In a job of several processes (squallrun, mpirun) the first alone
+// prints the usage and a bad option's message; every process returns the status.
 int run_program(int argc, const char* const* argv, const char* program, const char* usage,
                 int (*run)(Options& options));
 
