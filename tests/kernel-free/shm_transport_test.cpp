@@ -411,3 +411,38 @@ TEST(RoutedTransport, OffersTheMailboxLaneToNodesOnThisHostOnly) {
   squall::routed_transport all_tcp(n.t0, tcp, {false, true});
   EXPECT_EQ(all_tcp.mailbox_lane(1), nullptr);
 }
+
+// Two threads of a host (a node's watchdog, another node's transport) may end the job at the
+// same moment: the job area keeps one of them whole - its node, its reason and its silence -
+// never one's node with the other's words (a probe saw "node 0 was lost ()").
+TEST(JobArea, OfTwoAbortsAtOnceOneIsKeptWhole) {
+  constexpr int rounds = 2000;
+  int torn = 0;
+  for (int round = 0; round < rounds && torn == 0; ++round) {
+    int fd = -1;
+    job_area job = job_area::create(2, 1 << 12, &fd);
+    ::close(fd);
+    std::atomic<int> ready{0};
+    auto end_job = [&](int node) {
+      const std::string why = std::string(150, static_cast<char>('a' + node)) + " node " + std::to_string(node);
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      job.abort(node, why.c_str(), squall::shm::node_lost, static_cast<std::uint32_t>(1000 + node));
+    };
+    std::thread other(end_job, 1);
+    end_job(0);
+    other.join();
+    const auto& h = job.header();
+    const int lost = h.lost_node.load();
+    const std::string kept = h.reason;
+    const bool whole = (lost == 0 || lost == 1) &&
+                       kept == std::string(150, static_cast<char>('a' + lost)) + " node " + std::to_string(lost) &&
+                       h.silent_ms.load() == static_cast<std::uint32_t>(1000 + lost);
+    if (!whole) {
+      ++torn;
+      ADD_FAILURE() << "round " << round << ": node " << lost << ", silent " << h.silent_ms.load() << ", reason '"
+                    << kept << "'";
+    }
+  }
+}

@@ -193,7 +193,10 @@ job_area job_area::single(std::size_t ring_bytes) {
 
 void job_area::abort(int node, const char* reason, abort_kind kind, std::uint32_t silent_ms) const {
   auto& h = header();
-  if (h.abort.load() != 0) return;
+  // The first to claim it writes the loss whole; another thread or node of the host ending
+  // the job at the same moment leaves it be (each writing its own reason tore it).
+  std::uint32_t unclaimed = 0;
+  if (!h.abort_claimed.compare_exchange_strong(unclaimed, 1)) return;
   std::snprintf(h.reason, sizeof h.reason, "%s", reason);
   h.lost_node.store(node);
   h.silent_ms.store(silent_ms);

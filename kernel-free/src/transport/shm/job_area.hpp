@@ -16,7 +16,7 @@
 namespace squall::shm {
 
 constexpr std::uint64_t job_magic = 0x53515541'4c4c4a42ull;
-constexpr std::uint32_t job_version = 6;
+constexpr std::uint32_t job_version = 7;
 
 struct alignas(64) job_header {
   std::uint64_t magic;
@@ -25,6 +25,7 @@ struct alignas(64) job_header {
   std::uint32_t local_nodes;  // on this host: they have rings
   std::uint64_t ring_bytes;
   std::atomic<std::uint32_t> abort;    // an abort_kind, set (after reason) when a node is lost
+  std::atomic<std::uint32_t> abort_claimed;  // 1 once a thread of the host is writing the abort
   std::atomic<std::int32_t> lost_node;
   char reason[200];                     // e.g. "killed by signal 9"
   // For how long the node had been silent, when that is why it is lost (a watchdog's
