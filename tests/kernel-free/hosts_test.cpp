@@ -435,16 +435,23 @@ TEST_F(Hosts, NodeKilledBeforeInitIsReportedEverywhere) {
 }
 
 // Node 1 computes for 5 s while the others wait for it: no link carries a packet meanwhile,
-// and only the heartbeat frames show that the other hosts are alive.
+// and only the heartbeat frames show that the other hosts are alive. Also with the limit set
+// on one host only, 1 s against the others' 30: the others beat for the shortest limit of the
+// job (they beat once a second, for their own, and host 0 found them silent), and node 0
+// says that the limits differ.
 TEST_F(Hosts, IdleLinksAreNotSilence) {
-  const std::string liveness = "SQUALL_LIVENESS_S=2";
-  job j(c_, kf_scenarios + " compute 1 5", {liveness, liveness, liveness});
-  const auto out = j.finish(60);
-  for (int h = 0; h < hosts; ++h) {
-    EXPECT_EQ(out[h].status, 0) << out[h].output;
-    EXPECT_EQ(count_of(out[h].output, "has not answered"), 0) << out[h].output;
+  const std::string two = "SQUALL_LIVENESS_S=2", one = "SQUALL_LIVENESS_S=1";
+  for (const std::vector<std::string>& env : {std::vector<std::string>{two, two, two}, std::vector<std::string>{one}}) {
+    SCOPED_TRACE(env.size() == 1 ? "1 s on host 0 only" : "2 s on every host");
+    job j(c_, kf_scenarios + " compute 1 5", env);
+    const auto out = j.finish(60);
+    for (int h = 0; h < hosts; ++h) {
+      EXPECT_EQ(out[h].status, 0) << out[h].output;
+      EXPECT_EQ(count_of(out[h].output, "has not answered"), 0) << out[h].output;
+    }
+    EXPECT_EQ(count_of(out[0].output, "computed"), 1) << out[0].output;
+    EXPECT_EQ(count_of(out[0].output, "SQUALL_LIVENESS_S differs"), env.size() == 1 ? 1 : 0) << out[0].output;
   }
-  EXPECT_EQ(count_of(out[0].output, "computed"), 1) << out[0].output;
 }
 
 // The same job, lost hosts and refusals with UCX between the hosts.

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
@@ -131,6 +133,23 @@ std::string standard_output_failure() {
   return "";
 }
 
+// Each node watches its peers with its own SQUALL_LIVENESS_S and, on idle network links,
+// shows itself alive at a quarter of it (at most a second; watchdog.cpp). Set differently on
+// two hosts, a node with a short limit found a live peer that beat for a longer one silent,
+// and ended the job: every node now beats for the shortest limit of the job (0, off, counts
+// as none), and node 0 says that the limits differ.
+void beat_for_the_shortest_limit(node_runtime& nd) {
+  constexpr std::uint64_t off = UINT64_MAX;
+  const auto own = nd.config.liveness_s == 0 ? off : static_cast<std::uint64_t>(nd.config.liveness_s);
+  const value_range r = range_over_nodes(std::array<std::uint64_t, 1>{own})[0];
+  if (r.lowest != off) nd.job_heartbeat_ns.store(heartbeat_period_ns(static_cast<int>(r.lowest)));
+  if (r.same() || nd.me != 0) return;
+  const auto said = [](std::uint64_t s) { return s == off ? std::string("off") : std::to_string(s) + " s"; };
+  warn("SQUALL_LIVENESS_S differs between the job's nodes (from %s to %s): each node watches with its own "
+       "limit, and every node shows itself alive often enough for the shortest; set it alike on every host",
+       said(r.lowest).c_str(), said(r.highest).c_str());
+}
+
 }  // namespace
 
 std::atomic<node_runtime*> running_node{nullptr};
@@ -234,6 +253,7 @@ void init(int*, char***) {
   static const bool registered = std::atexit(stop_at_exit) == 0;
   if (!registered) warn("could not register the exit hook; exiting without finalize may crash");
   barrier();
+  beat_for_the_shortest_limit(*nd);
   show_config(*nd, host);
 }
 

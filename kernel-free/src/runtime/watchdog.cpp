@@ -76,7 +76,7 @@ class watchdog {
   watchdog(node_runtime& nd, int stop_fd) : nd_(nd), started_(now_ns()) {
     const std::int64_t liveness_ns = nd.config.liveness_s * second_ns;
     tick_ns_ = liveness_ns > 0 ? std::min(max_tick_ns, liveness_ns / 8) : max_tick_ns;
-    heartbeat_ns_ = liveness_ns > 0 ? std::min(second_ns, liveness_ns / 4) : second_ns;
+    heartbeat_ns_ = nd.config.liveness_s > 0 ? heartbeat_period_ns(nd.config.liveness_s) : second_ns;
     fds_.push_back({stop_fd, POLLIN, 0});
     const int launcher_fd = open_pidfd(nd.launcher);
     fds_.push_back({launcher_fd, POLLIN, 0});  // a negative fd is skipped by poll
@@ -107,7 +107,7 @@ class watchdog {
         fatal("the launcher that started this node (pid %d) ended; exiting", static_cast<int>(nd_.launcher));
       }
       for (peer& p : peers_) watch(p, now, held_up);
-      if (nd_.net && now - last_said >= heartbeat_ns_) {
+      if (nd_.net && now - last_said >= std::min(heartbeat_ns_, nd_.job_heartbeat_ns.load(std::memory_order_relaxed))) {
         nd_.net->say_alive();
         last_said = now;
       }
@@ -212,6 +212,8 @@ class watchdog {
 };
 
 }  // namespace
+
+std::int64_t heartbeat_period_ns(int liveness_s) { return std::min(second_ns, liveness_s * second_ns / 4); }
 
 void start_watchdog(node_runtime& nd) {
   nd.watchdog_stop_fd = ::eventfd(0, EFD_CLOEXEC);
