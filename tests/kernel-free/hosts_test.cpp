@@ -417,10 +417,11 @@ TEST_F(Hosts, SilenceSaidByACutOffHostIsNotBelievedWhereTheNodeIsHeard) {
 // A node killed before squall::init: only its host's squallrun sees it, while the other
 // hosts' nodes are still making their connections (waiting for its). Every host must end
 // naming it, not at SQUALL_TCP_TIMEOUT (30 s). Node 5's host mate reaches all the others
-// itself; node 2's, node 3, waits for nodes 4 and 5, which try node 2 first: it tells the
-// nodes it reached (0 and 1), and they tell 4 and 5.
+// itself; node 2's, node 3, waits for nodes 4 and 5: it tells the nodes it reached (0 and 1),
+// and they tell 4 and 5. Node 0 is the first every other node connects to: they go on to its
+// host mate, node 1, while it does not listen (they waited for it until the timeout).
 TEST_F(Hosts, NodeKilledBeforeInitIsReportedEverywhere) {
-  for (const int victim : {5, 2}) {
+  for (const int victim : {5, 2, 0}) {
     job j(c_, kf_scenarios + " kill-before-init " + std::to_string(victim));
     const auto out = j.finish(60);
     for (int h = 0; h < hosts; ++h) {

@@ -21,35 +21,42 @@ namespace {
 
 constexpr std::int64_t attempt_ns = 3'000'000'000;  // a connection attempt's time (connect_to)
 
-// Until the deadline: a connection that broke or was refused during the handshake is made
-// again, after a pause that doubles up to a second. A wrong secret is refused there every
-// time, and ends here at the deadline (as the acceptor's wait for this node does).
-int connect_to(int me, int peer, const endpoint& e, const job_secret& secret, std::int64_t deadline) {
+// A lower peer this node connects to: its address and how the last attempt went.
+struct connection_attempt {
+  int peer;
+  endpoint where;
   std::string why = "no attempt";
-  useconds_t pause_us = 20'000;
-  while (now_ns() < deadline) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) fatal("socket() failed: %s", std::strerror(errno));
-    // An attempt has a few seconds: a lost SYN is sent again after 1 s, then 2, 4, 8...; a
-    // fresh connection keeps the pace at one or two a few seconds on a lossy network.
-    if (const int err = connect_before(fd, e, std::min(deadline, now_ns() + attempt_ns)); err != 0) {
-      why = std::strerror(err);
-      ::close(fd);
-      ::usleep(20'000);  // not listening yet: try again
-      continue;
-    }
-    configure_connection(fd);
-    // The whole set-up time, not the acceptor's time for a handshake: the peer answers only
-    // once it has made its own connections downwards, which on a staggered start takes a while.
-    const handshake_result r = connect_handshake(fd, me, peer, secret, deadline, why);
-    if (r == handshake_result::done) return fd;
+  useconds_t pause_us = 20'000;  // before the next attempt after a broken handshake
+  std::int64_t next_at = 0;      // not before then
+};
+
+// One attempt at a connection (the socket's fd), or -1 to try again later: the peer is not
+// listening yet (as when it never will: a node dead before init, see connect_mesh), or the
+// handshake broke or was refused, which is made again after a pause that doubles up to a
+// second. A wrong secret is refused there every time, and ends at the deadline (as the
+// acceptor's wait for this node does).
+int try_to_connect(int me, connection_attempt& a, const job_secret& secret, std::int64_t deadline) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fatal("socket() failed: %s", std::strerror(errno));
+  // An attempt has a few seconds: a lost SYN is sent again after 1 s, then 2, 4, 8...; a
+  // fresh connection keeps the pace at one or two a few seconds on a lossy network.
+  if (const int err = connect_before(fd, a.where, std::min(deadline, now_ns() + attempt_ns)); err != 0) {
+    a.why = std::strerror(err);
     ::close(fd);
-    if (r == handshake_result::refused) fatal("connecting to node %d at %s: %s", peer, to_string(e).c_str(), why.c_str());
-    ::usleep(pause_us);
-    pause_us = std::min<useconds_t>(2 * pause_us, 1'000'000);
+    return -1;
   }
-  fatal("could not connect to node %d at %s within the connect timeout (SQUALL_TCP_TIMEOUT): %s", peer,
-        to_string(e).c_str(), why.c_str());
+  configure_connection(fd);
+  // The whole set-up time, not the acceptor's time for a handshake: the peer answers only
+  // once it has made its own connections downwards, which on a staggered start takes a while.
+  const handshake_result r = connect_handshake(fd, me, a.peer, secret, deadline, a.why);
+  if (r == handshake_result::done) return fd;
+  ::close(fd);
+  if (r == handshake_result::refused) {
+    fatal("connecting to node %d at %s: %s", a.peer, to_string(a.where).c_str(), a.why.c_str());
+  }
+  a.next_at = now_ns() + std::int64_t{a.pause_us} * 1000;
+  a.pause_us = std::min<useconds_t>(2 * a.pause_us, 1'000'000);
+  return -1;
 }
 
 }  // namespace
@@ -81,10 +88,29 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
   const int n = static_cast<int>(over_tcp.size());
   const std::int64_t deadline = now_ns() + timeout_ns;
   std::vector<int> fds(static_cast<std::size_t>(n), -1);
+  // The lower peers in turn, round after round: one not listening yet does not keep this node
+  // from the others. A node that died before init never listens, and only its host knows;
+  // taken in order, every node behind it waited for it until the deadline, while its host
+  // mates, which the watch of each connection made tells (setup_watch.hpp), were not reached.
+  std::vector<connection_attempt> lower;
   for (int peer = 0; peer < me; ++peer) {
-    if (!over_tcp[peer]) continue;
-    fds[peer] = connect_to(me, peer, endpoints[peer], secret, deadline);
-    watch.made(peer, fds[peer]);
+    if (over_tcp[peer]) lower.push_back({peer, endpoints[peer]});
+  }
+  while (!lower.empty()) {
+    if (now_ns() >= deadline) {
+      const connection_attempt& a = lower.front();
+      fatal("could not connect to node %d at %s within the connect timeout (SQUALL_TCP_TIMEOUT): %s", a.peer,
+            to_string(a.where).c_str(), a.why.c_str());
+    }
+    std::erase_if(lower, [&](connection_attempt& a) {
+      if (now_ns() < a.next_at) return false;
+      const int fd = try_to_connect(me, a, secret, deadline);
+      if (fd < 0) return false;
+      fds[a.peer] = fd;
+      watch.made(a.peer, fd);
+      return true;
+    });
+    if (!lower.empty()) ::usleep(20'000);  // not listening yet: try again
   }
   int missing = 0;
   for (int peer = me + 1; peer < n; ++peer) missing += over_tcp[peer];
