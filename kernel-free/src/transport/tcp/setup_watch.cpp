@@ -20,7 +20,10 @@ namespace squall::tcp {
 namespace {
 
 constexpr int look_ms = 100;                     // how often `aborted` is asked
-constexpr std::int64_t idle_ns = 1'000'000'000;  // an aborted node ends after this without a new connection
+// An aborted node ends after this without a new connection: long enough for the nodes of a
+// host started a few seconds after the others (a loaded machine, a slow launcher) to reach it
+// and be told (with 1 s, a dead node 0's host mate had ended before a loaded third host came).
+constexpr std::int64_t idle_ns = 3'000'000'000;
 
 void wake(int fd) {
   const std::uint64_t one = 1;
