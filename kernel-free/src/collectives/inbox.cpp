@@ -49,10 +49,11 @@ std::atomic<kind> last_kind{kind::barrier};
 std::atomic<std::uint64_t> ended_below{0};
 auto& ended_early = *new std::set<std::uint64_t>;
 
-// `src`'s part of a collective this node has ended: the nodes disagree about that collective.
+// `src`'s part of a collective this node has ended: the nodes disagree about that collective,
+// a mismatch as the other check says it (so that either may find it first: WireErrors).
 [[noreturn]] void part_of_ended(int src, kind k, std::uint64_t seq, std::uint32_t wire_round, const char* what) {
-  fatal("node %d's part of %s (collective #%llu, root node %d) %s, so the nodes disagree about it (a different "
-        "root? a collective one node skipped?)",
+  fatal("collective mismatch: node %d's part of %s (collective #%llu, root node %d) %s, so the nodes disagree "
+        "about it (a different root? a collective one node skipped?)",
         src, kind_name(k), static_cast<unsigned long long>(seq), root_of(wire_round), what);
 }
 
