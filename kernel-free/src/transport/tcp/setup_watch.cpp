@@ -21,9 +21,10 @@ namespace {
 
 constexpr int look_ms = 100;                     // how often `aborted` is asked
 // An aborted node ends after this without a new connection: long enough for the nodes of a
-// host started a few seconds after the others (a loaded machine, a slow launcher) to reach it
-// and be told (with 1 s, a dead node 0's host mate had ended before a loaded third host came).
-constexpr std::int64_t idle_ns = 3'000'000'000;
+// host started a moment after the others (a loaded machine) to reach it and be told (with
+// 1 s, a dead node 0's host mate had ended before a loaded third host came), and shorter than
+// squallrun's grace (SQUALL_GRACE, 3 s), so that the node ends saying why, not killed.
+constexpr std::int64_t idle_ns = 2'000'000'000;
 
 void wake(int fd) {
   const std::uint64_t one = 1;

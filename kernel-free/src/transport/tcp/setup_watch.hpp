@@ -9,7 +9,7 @@
 //   - once this node's job is aborted, every peer reached is told at once, and so is each
 //     reached later: an ending frame, then the connection half-closed so that the peer reads
 //     it now. Peers this node has yet to reach may be waiting for the lost node rather than
-//     for this one, so the node ends (`end`) once no connection was made for 3 s.
+//     for this one, so the node ends (`end`) once no connection was made for 2 s.
 #pragma once
 #include <atomic>
 #include <cstdint>
