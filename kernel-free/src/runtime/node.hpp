@@ -75,10 +75,10 @@ struct node_runtime {
   std::atomic<std::uint64_t> waits_entered{0};
   // Watches the launcher and the other nodes (watchdog.cpp); none in a job of its own.
   pid_t launcher = 0;  // the parent process that started this node
-  // How often, at least, the watchdog shows this node alive on an idle network link: for the
-  // shortest SQUALL_LIVENESS_S of the job, once init has found it (runtime.cpp), so that a peer
-  // with a shorter limit than this node's does not find it silent.
-  std::atomic<std::int64_t> job_heartbeat_ns{INT64_MAX};
+  // How often the watchdog shows this node alive on an idle network link: for its own
+  // SQUALL_LIVENESS_S, then for the job's shortest once init has found it (runtime.cpp), so that
+  // a peer with a shorter limit than this node's does not find it silent.
+  std::atomic<std::int64_t> heartbeat_ns{1'000'000'000};
   std::thread watchdog;
   int watchdog_stop_fd = -1;
 
@@ -125,7 +125,7 @@ void stop_progress_thread(node_runtime& nd);
 // The watchdog thread (watchdog.cpp): a lost launcher ends the node; a peer whose process
 // ended (under a PMIx launcher) or that stopped showing life ends the job.
 void start_watchdog(node_runtime& nd);
-// How often a node shows itself alive to peers watching with a limit of `liveness_s` (> 0).
+// How often a node shows itself alive to peers watching with a limit of `liveness_s` (0: off).
 std::int64_t heartbeat_period_ns(int liveness_s);
 void stop_watchdog(node_runtime& nd);
 

@@ -142,7 +142,7 @@ void beat_for_the_shortest_limit(node_runtime& nd) {
   constexpr std::uint64_t off = UINT64_MAX;
   const auto own = nd.config.liveness_s == 0 ? off : static_cast<std::uint64_t>(nd.config.liveness_s);
   const value_range r = range_over_nodes(std::array<std::uint64_t, 1>{own})[0];
-  if (r.lowest != off) nd.job_heartbeat_ns.store(heartbeat_period_ns(static_cast<int>(r.lowest)));
+  if (r.lowest != off) nd.heartbeat_ns.store(heartbeat_period_ns(static_cast<int>(r.lowest)));
   if (r.same() || nd.me != 0) return;
   const auto said = [](std::uint64_t s) { return s == off ? std::string("off") : std::to_string(s) + " s"; };
   warn("SQUALL_LIVENESS_S differs between the job's nodes (from %s to %s): each node watches with its own "

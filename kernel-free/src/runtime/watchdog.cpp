@@ -76,7 +76,6 @@ class watchdog {
   watchdog(node_runtime& nd, int stop_fd) : nd_(nd), started_(now_ns()) {
     const std::int64_t liveness_ns = nd.config.liveness_s * second_ns;
     tick_ns_ = liveness_ns > 0 ? std::min(max_tick_ns, liveness_ns / 8) : max_tick_ns;
-    heartbeat_ns_ = nd.config.liveness_s > 0 ? heartbeat_period_ns(nd.config.liveness_s) : second_ns;
     fds_.push_back({stop_fd, POLLIN, 0});
     const int launcher_fd = open_pidfd(nd.launcher);
     fds_.push_back({launcher_fd, POLLIN, 0});  // a negative fd is skipped by poll
@@ -107,7 +106,7 @@ class watchdog {
         fatal("the launcher that started this node (pid %d) ended; exiting", static_cast<int>(nd_.launcher));
       }
       for (peer& p : peers_) watch(p, now, held_up);
-      if (nd_.net && now - last_said >= std::min(heartbeat_ns_, nd_.job_heartbeat_ns.load(std::memory_order_relaxed))) {
+      if (nd_.net && now - last_said >= nd_.heartbeat_ns.load(std::memory_order_relaxed)) {
         nd_.net->say_alive();
         last_said = now;
       }
@@ -204,16 +203,19 @@ class watchdog {
 
   node_runtime& nd_;
   std::int64_t started_;  // when this node joined the job (its watchdog started)
-  std::int64_t tick_ns_ = max_tick_ns, heartbeat_ns_ = second_ns;
+  std::int64_t tick_ns_ = max_tick_ns;
   std::vector<pollfd> fds_;  // the stop eventfd, the launcher's pidfd, peers' pidfds
   std::vector<peer> peers_;
 };
 
 }  // namespace
 
-std::int64_t heartbeat_period_ns(int liveness_s) { return std::min(second_ns, liveness_s * second_ns / 4); }
+std::int64_t heartbeat_period_ns(int liveness_s) {
+  return liveness_s > 0 ? std::min(second_ns, liveness_s * second_ns / 4) : second_ns;
+}
 
 void start_watchdog(node_runtime& nd) {
+  nd.heartbeat_ns.store(heartbeat_period_ns(nd.config.liveness_s));  // the job's shortest, once init knows it
   nd.watchdog_stop_fd = ::eventfd(0, EFD_CLOEXEC);
   if (nd.watchdog_stop_fd < 0) fatal("cannot create the watchdog's eventfd: %s", std::strerror(errno));
   nd.watchdog = std::thread([&nd] {
