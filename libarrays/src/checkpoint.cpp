@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Checkpoint files, format 2 (README.md, libarrays' "Checkpoints", says the same for users):
-// - `array-<a>.node-<n>` per array and writing node: a header of the element count and the
-//   FNV-1a hash of the records (8 bytes each), then the records: key length (4 bytes), key,
-//   packed length (8 bytes), packed element;
+// Checkpoint files, format 3 (README.md, libarrays' "Checkpoints", says the same for users):
+// - `array-<a>.node-<n>.<tag>` per array and writing node, the tag (16 hex digits) new for
+//   each checkpoint: a header of the element count and the FNV-1a hash of the records (8 bytes
+//   each), then the records: key length (4 bytes), key, packed length (8 bytes), packed element;
 // - `manifest` (node 0, written last): the format line, the node count, each array's element
-//   and index types, each node file's size, element count and hash, and a last line with the
-//   hash of every line before it.
+//   and index types, each node file's name, size, element count and hash, and a last line with
+//   the hash of every line before it.
+// Format 2 was the same without the tag; it is still read.
+// A checkpoint never writes over the files of the one its directory holds: its own files have
+// a new tag, and its manifest is written beside the old one, synced, then renamed over it. A
+// crash or a full disk at any point leaves the directory's manifest naming whole files (the
+// old checkpoint's until the rename, the new one's after it); once the new manifest is in
+// place, node 0 removes the old checkpoint's files, and a failed checkpoint removes its own.
 // A restart on m nodes has node k read the files of writing nodes k, k+m, k+2m, ... Every node
 // checks its files against the manifest and their headers before any element is sent, and
 // the nodes agree on the first problem found, so a damaged checkpoint fails on every node,
@@ -14,11 +20,14 @@
 #include <squall/collectives.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <set>
 #include <span>
 #include <sstream>
 
@@ -31,7 +40,8 @@ namespace squall::arrays::detail {
 namespace {
 
 constexpr const char* format_word = "squall-arrays-checkpoint";
-constexpr int format_version = 2;
+constexpr int format_version = 3;         // what checkpoint() writes
+constexpr int oldest_format_version = 2;  // the oldest restart() reads (format 2: no tags)
 constexpr std::size_t header_bytes = 16;  // element count, hash of the records
 
 // What the manifest says of one node file (and its header of itself, but the size).
@@ -39,8 +49,8 @@ struct file_facts {
   std::uint64_t size = 0, count = 0, hash = 0;
 };
 
-std::string file_name(std::size_t array, int node) {
-  return "array-" + std::to_string(array) + ".node-" + std::to_string(node);
+std::string file_name(std::size_t array, int node, const std::string& tag) {
+  return "array-" + std::to_string(array) + ".node-" + std::to_string(node) + (tag.empty() ? "" : "." + tag);
 }
 
 std::string hex(std::uint64_t x) {
@@ -83,6 +93,25 @@ void write_file(const std::string& path, const std::string& bytes) {
   }
 }
 
+// The directory's entries (the names of files written or renamed in it) on disk.
+void sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) io_error("cannot open the checkpoint directory", dir);
+  const int error = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  if (error != 0 && error != EINVAL) {  // EINVAL: a file system that cannot sync a directory
+    errno = error;
+    io_error("cannot sync the checkpoint directory", dir);
+  }
+}
+
+// A tag no earlier checkpoint's files are likely to have.
+std::uint64_t new_tag() {
+  std::random_device random;
+  return (std::uint64_t{random()} << 32) ^ random() ^
+         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) io_error("cannot read", path);
@@ -118,20 +147,20 @@ std::string array_lines(const runtime& r) {
 }
 
 // files[a * writers + n] is node n's file of array a.
-std::string manifest(const runtime& r, const std::vector<file_facts>& files) {
+std::string manifest(const runtime& r, const std::vector<file_facts>& files, const std::string& tag) {
   std::string m = std::string(format_word) + " " + std::to_string(format_version) + "\nnodes " +
                   std::to_string(r.nodes) + "\n" + array_lines(r);
   for (std::size_t a = 0; a < r.arrays.size(); ++a) {
     for (int n = 0; n < r.nodes; ++n) {
       const file_facts& f = files[a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(n)];
-      m += file_name(a, n) + " " + std::to_string(f.size) + " " + std::to_string(f.count) + " " + hex(f.hash) + "\n";
+      m += file_name(a, n, tag) + " " + std::to_string(f.size) + " " + std::to_string(f.count) + " " + hex(f.hash) + "\n";
     }
   }
   return m + "hash " + hex(fnv1a(m)) + "\n";
 }
 
 // The manifest's format version, from its first line.
-void check_version(const std::string& text, const std::string& path) {
+int check_version(const std::string& text, const std::string& path) {
   const std::string first = text.substr(0, text.find('\n'));
   int version = 0;
   char rest = 0;
@@ -139,22 +168,23 @@ void check_version(const std::string& text, const std::string& path) {
   if (std::sscanf(first.c_str(), pattern.c_str(), &version, &rest) != 1) {
     damaged(path, "not a checkpoint manifest (its first line is not \"" + std::string(format_word) + " <format>\")");
   }
-  if (version < format_version) {
-    damaged(path, "written by an older version of libarrays (checkpoint format " + std::to_string(version) +
-                      "; this version reads format " + std::to_string(format_version) + ")");
+  const std::string reads =
+      "; this version reads formats " + std::to_string(oldest_format_version) + " to " + std::to_string(format_version) + ")";
+  if (version < oldest_format_version) {
+    damaged(path, "written by an older version of libarrays (checkpoint format " + std::to_string(version) + reads);
   }
   if (version > format_version) {
-    damaged(path, "written by a newer version of libarrays (checkpoint format " + std::to_string(version) +
-                      "; this version reads format " + std::to_string(format_version) + ")");
+    damaged(path, "written by a newer version of libarrays (checkpoint format " + std::to_string(version) + reads);
   }
+  return version;
 }
 
-// The node count of the checkpoint, and what its manifest says of each file, once the
-// manifest is known to be whole and to describe this program's arrays.
-int read_manifest(const std::string& dir, const runtime& r, std::vector<file_facts>& files) {
+// The node count of the checkpoint, what its manifest says of each file and the files' tag,
+// once the manifest is known to be whole and to describe this program's arrays.
+int read_manifest(const std::string& dir, const runtime& r, std::vector<file_facts>& files, std::string& tag) {
   const std::string path = dir + "/manifest";
   const std::string text = read_file(path);
-  check_version(text, path);
+  const int version = check_version(text, path);
   // Its last line is the hash of the lines before it: any edit shows.
   const std::size_t last = text.rfind("hash ");
   if (last == std::string::npos || text.substr(last) != "hash " + hex(fnv1a(std::string_view(text).substr(0, last))) + "\n") {
@@ -173,10 +203,17 @@ int read_manifest(const std::string& dir, const runtime& r, std::vector<file_fac
                               " is of other arrays (their number, or element or index types, differ from this program's)");
   }
   files.assign(r.arrays.size() * static_cast<std::size_t>(nodes), {});
+  tag.clear();
   for (std::size_t i = 0; i < files.size(); ++i) {
     std::string name, hash;
     in >> name >> files[i].size >> files[i].count >> hash;
-    const std::string expected = file_name(i / static_cast<std::size_t>(nodes), static_cast<int>(i % static_cast<std::size_t>(nodes)));
+    const std::size_t array = i / static_cast<std::size_t>(nodes);
+    const int node = static_cast<int>(i % static_cast<std::size_t>(nodes));
+    // Format 3's names end in the tag, the same for every file: the first line's gives it.
+    const std::string untagged = file_name(array, node, "");
+    if (version >= 3 && i == 0 && name.starts_with(untagged + ".")) tag = name.substr(untagged.size() + 1);
+    if (version >= 3 && tag.empty()) damaged(path, "no line for " + untagged + ".<tag>");
+    const std::string expected = file_name(array, node, tag);
     if (!in || name != expected) damaged(path, "no line for " + expected);
     files[i].hash = std::strtoull(hash.c_str(), nullptr, 16);
   }
@@ -254,12 +291,14 @@ void agree_on_problem(const runtime& r, const std::string& mine) {
 
 }  // namespace
 
-std::string checkpoint_file(const std::string& dir, std::size_t array, int node) { return dir + "/" + file_name(array, node); }
+std::string checkpoint_file(const std::string& dir, std::size_t array, int node, const std::string& tag) {
+  return dir + "/" + file_name(array, node, tag);
+}
 
 void note_restore_problem(std::uint32_t array, const message& m, const squall::usage_error& e) {
   runtime& r = rt();
   if (!r.restore_problem.empty()) return;
-  r.restore_problem = "libarrays: " + checkpoint_file(r.restore_dir, array, static_cast<int>(m.h.b)) + ": the element at byte " +
+  r.restore_problem = "libarrays: " + checkpoint_file(r.restore_dir, array, static_cast<int>(m.h.b), r.restore_tag) + ": the element at byte " +
                       std::to_string(m.h.a) + " does not unpack: " + reason(e);
 }
 
@@ -286,8 +325,8 @@ std::uint64_t array_state::pack_locals(std::string& out) {
 namespace squall::arrays {
 
 // A failure on any node (the directory, a node's file, the manifest) is thrown on every node
-// and leaves no manifest of this checkpoint, so it cannot be restarted (where an older
-// checkpoint's manifest stays, the files overwritten since no longer match it).
+// and removes this checkpoint's files: the directory keeps the checkpoint it held, if any,
+// whole and restartable (and otherwise holds no manifest).
 void checkpoint(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
@@ -298,41 +337,73 @@ void checkpoint(const std::string& dir) {
     if (ec) problem = "libarrays: cannot make the checkpoint directory " + dir + ": " + ec.message();
   }
   detail::agree_on_problem(r, problem);
+  std::uint64_t tag_bits = r.me == 0 ? detail::new_tag() : 0;
+  squall::broadcast(tag_bits, 0);
+  const std::string tag = detail::hex(tag_bits);
+  // This node's files of this checkpoint, removed again when it fails on any node.
+  std::vector<std::string> written;
+  const auto agree_or_undo = [&](const std::string& mine) {
+    try {
+      detail::agree_on_problem(r, mine);
+    } catch (const squall::usage_error&) {
+      for (const std::string& path : written) ::unlink(path.c_str());
+      throw;
+    }
+  };
   // Every node's facts of its files, summed into every slot of the table (each has one writer).
   std::vector<std::uint64_t> table(r.arrays.size() * static_cast<std::size_t>(r.nodes) * 3, 0);
   try {
     for (std::size_t a = 0; a < r.arrays.size(); ++a) {
       const std::string file = detail::node_file(*r.arrays[a]);
-      detail::write_file(detail::checkpoint_file(dir, a, r.me), file);
+      written.push_back(detail::checkpoint_file(dir, a, r.me, tag));
+      detail::write_file(written.back(), file);
       std::uint64_t* facts = &table[(a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(r.me)) * 3];
       facts[0] = file.size();
       facts[1] = detail::word_at(file, 0);
       facts[2] = detail::word_at(file, 8);
     }
+    detail::sync_directory(dir);  // the new files' names, before a manifest names them
   } catch (const squall::usage_error& e) {
     problem = detail::reason(e);
   }
-  detail::agree_on_problem(r, problem);  // every file is complete
+  agree_or_undo(problem);  // every file is complete, and on disk
   squall::allreduce(std::span<const std::uint64_t>(table), std::span<std::uint64_t>(table));
   if (r.me == 0) {
     std::vector<detail::file_facts> files(table.size() / 3);
     for (std::size_t i = 0; i < files.size(); ++i) files[i] = {table[3 * i], table[3 * i + 1], table[3 * i + 2]};
+    const std::string manifest = dir + "/manifest", next = dir + "/manifest.new";
     try {
-      detail::write_file(dir + "/manifest", detail::manifest(r, files));
+      detail::write_file(next, detail::manifest(r, files, tag));
+      if (::rename(next.c_str(), manifest.c_str()) != 0) detail::io_error("cannot rename " + next + " to", manifest);
+      detail::sync_directory(dir);
     } catch (const squall::usage_error& e) {
       problem = detail::reason(e);
-      std::error_code ec;
-      std::filesystem::remove(dir + "/manifest", ec);  // none rather than part of one
+      ::unlink(next.c_str());
     }
   }
-  detail::agree_on_problem(r, problem);
+  agree_or_undo(problem);
+  if (r.me == 0) {
+    // The older checkpoints' files (and a failed one's, if its node was killed first).
+    std::set<std::string> mine;
+    for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+      for (int n = 0; n < r.nodes; ++n) mine.insert(detail::file_name(a, n, tag));
+    }
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("array-") && name.find(".node-") != std::string::npos && !mine.contains(name)) {
+        std::filesystem::remove(entry.path(), ec);
+      }
+    }
+  }
 }
 
 void restart(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
   std::vector<detail::file_facts> files;
-  const int writers = detail::read_manifest(dir, r, files);  // the same on every node
+  std::string tag;
+  const int writers = detail::read_manifest(dir, r, files, tag);  // the same on every node
   // This node's files, each checked whole before any element is sent anywhere.
   struct file {
     std::size_t array;
@@ -345,7 +416,7 @@ void restart(const std::string& dir) {
   try {
     for (std::size_t a = 0; a < r.arrays.size(); ++a) {
       for (int w = r.me; w < writers; w += r.nodes) {
-        const std::string path = detail::checkpoint_file(dir, a, w);
+        const std::string path = detail::checkpoint_file(dir, a, w, tag);
         file& f = mine.emplace_back(file{a, w, detail::read_file(path), {}});
         f.records = detail::check_file(path, f.bytes, files[a * static_cast<std::size_t>(writers) + static_cast<std::size_t>(w)]);
       }
@@ -355,6 +426,7 @@ void restart(const std::string& dir) {
   }
   detail::agree_on_problem(r, problem);
   r.restore_dir = dir;
+  r.restore_tag = tag;
   r.restore_problem.clear();
   for (const file& f : mine) {
     for (const detail::record& rec : f.records) r.arrays[f.array]->restore(rec.k, rec.packed, f.writer, rec.offset);

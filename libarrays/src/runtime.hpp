@@ -265,8 +265,10 @@ struct runtime {
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
   std::string lb_plan;                  // during at_sync()
   bool lb_plan_here = false;
-  // During restart(): the checkpoint's directory, and the first element that did not unpack.
+  // During restart(): the checkpoint's directory and its files' tag, and the first element
+  // that did not unpack.
   std::string restore_dir;
+  std::string restore_tag;
   std::string restore_problem;
   counters stats;  // SQUALL_STATS (count())
 };
@@ -306,9 +308,10 @@ class program_code {
   program_code& operator=(const program_code&) = delete;
 };
 [[noreturn]] void protocol_error(const char* what, const message& m);
-// Checkpoints (checkpoint.cpp): the path of a node file, and a restore message `m` whose
-// element did not unpack, kept for restart() to report.
-std::string checkpoint_file(const std::string& dir, std::size_t array, int node);
+// Checkpoints (checkpoint.cpp): the path of a node file (`tag` names the checkpoint that wrote
+// it, empty in format 2), and a restore message `m` whose element did not unpack, kept for
+// restart() to report.
+std::string checkpoint_file(const std::string& dir, std::size_t array, int node, const std::string& tag);
 void note_restore_problem(std::uint32_t array, const message& m, const squall::usage_error& e);
 
 

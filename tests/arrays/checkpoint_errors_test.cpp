@@ -5,15 +5,19 @@
 // node, naming the file and what is wrong, quickly and without a large allocation, and (when
 // the damage shows before any element is sent) insert nothing. Restarting a good checkpoint on another node count is
 // arrays_checkpoint_test's. A checkpoint() that fails (a directory it cannot make, a node's
-// file it cannot write) must fail on every node and write no manifest.
+// file it cannot write) must fail on every node, and leave the checkpoint the directory held
+// whole, or no manifest when it held none.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <squall/arrays.hpp>
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -57,6 +61,7 @@ struct Blob : arrays::element<arrays::index1d> {
     contribute(arrays_test::state_hash(name, state), arrays::sum<std::uint64_t>(), arrays::on_every_node<&got>());
   }
   void count() { contribute(1, arrays::sum<int>(), arrays::on_every_node<&counted>()); }
+  void bump() { state[0] += 1; }
   template <class A>
   void serialize(A& ar) {
     if constexpr (A::is_saving::value) {
@@ -172,7 +177,46 @@ class CheckpointErrors : public testing::Test {
     }
   }
   // The last node's file of the array: the one a restart on fewer nodes reads with another.
-  std::string last_file() const { return dir_ + "/array-0.node-" + std::to_string(squall::nodes() - 1); }
+  std::string last_file() const { return node_file(dir_, squall::nodes() - 1); }
+  // Node `n`'s file of the array in `dir` (its name ends in the checkpoint's tag).
+  static std::string node_file(const std::string& dir, int n) {
+    const std::string prefix = "array-0.node-" + std::to_string(n) + ".";
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().filename().string().starts_with(prefix)) return entry.path().string();
+    }
+    ADD_FAILURE() << "no " << prefix << "<tag> in " << dir;
+    return dir + "/" + prefix;
+  }
+  // The names in `dir`, sorted.
+  static std::vector<std::string> names_in(const std::string& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  // Checkpoints to `dir` with the last node's files limited to `limit` bytes (RLIMIT_FSIZE:
+  // its write fails with EFBIG, as on a full disk, part of the file written); returns what
+  // checkpoint() threw on this node.
+  static std::string checkpoint_with_last_node_limited(const std::string& dir, rlim_t limit) {
+    const bool last = squall::node() == squall::nodes() - 1;
+    rlimit was{};
+    getrlimit(RLIMIT_FSIZE, &was);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    if (last) {
+      rlimit small = was;
+      small.rlim_cur = limit;
+      setrlimit(RLIMIT_FSIZE, &small);
+    }
+    std::string what;
+    try {
+      arrays::checkpoint(dir);
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+    if (last) setrlimit(RLIMIT_FSIZE, &was);
+    std::signal(SIGXFSZ, old_handler);
+    return what;
+  }
   // Node 0 changes the checkpoint with `damage` (once every node has looked at it); every
   // node then restarts from it and must get a usage_error (returned) that names `named`,
   // within seconds, with no large allocation.
@@ -212,6 +256,7 @@ class CheckpointErrors : public testing::Test {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
     EXPECT_EQ(squall::allreduce(caught, squall::op::sum{}), squall::nodes());
+    squall::barrier();
     EXPECT_FALSE(fs::exists(dir + "/manifest"));
     empty_array();
   }
@@ -324,13 +369,56 @@ TEST_F(CheckpointErrors, ADirectoryThatCannotBeMadeFailsOnEveryNode) {
   expect_checkpoint_error(dir, "libarrays: cannot make the checkpoint directory " + dir + ": Not a directory");
 }
 
-// The last node's file fails after node 0's is written.
+// The last node's file fails after node 0's is written: every node says so, no manifest is
+// written, and no node's file of the failed checkpoint is left.
 TEST_F(CheckpointErrors, ANodeFileThatCannotBeWrittenFailsOnEveryNode) {
-  expect_full_disk_at("array-0.node-" + std::to_string(squall::nodes() - 1));
+  arrays::restart(dir_ + ".good");
+  const std::string dir = dir_ + ".limited";
+  const std::string what = checkpoint_with_last_node_limited(dir, 20);
+  const std::string expected = "libarrays: cannot write " + dir + "/array-0.node-" + std::to_string(squall::nodes() - 1) + ".";
+  EXPECT_NE(what.find(expected), std::string::npos) << what;
+  EXPECT_NE(what.find(std::strerror(EFBIG)), std::string::npos) << what;
+  squall::barrier();
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{});
+  squall::barrier();
+  if (squall::node() == 0) fs::remove_all(dir);
+  empty_array();
 }
 
 // Every node's file is written, node 0's manifest is not.
-TEST_F(CheckpointErrors, AManifestThatCannotBeWrittenFailsOnEveryNode) { expect_full_disk_at("manifest"); }
+TEST_F(CheckpointErrors, AManifestThatCannotBeWrittenFailsOnEveryNode) { expect_full_disk_at("manifest.new"); }
+
+// The probe's: a second checkpoint to the same directory wrote over the first one's files
+// before its manifest, so a second checkpoint that failed (a full disk, a node killed) left
+// neither: the first one's manifest over a truncated file. It must leave the first whole.
+TEST_F(CheckpointErrors, AFailedCheckpointKeepsTheOneItsDirectoryHeld) {
+  arrays::restart(dir_ + ".good");
+  if (squall::node() == 0) blobs().broadcast<&Blob::bump>();  // another state than dir_'s
+  arrays::quiesce();
+  const std::uint64_t bumped = array_sum();
+  EXPECT_NE(bumped, before_);
+  const std::vector<std::string> held = names_in(dir_);
+  const std::string what = checkpoint_with_last_node_limited(dir_, 20);
+  EXPECT_NE(what.find(std::strerror(EFBIG)), std::string::npos) << what;
+  squall::barrier();
+  EXPECT_EQ(names_in(dir_), held);  // the failed checkpoint's files are gone
+  empty_array();
+  arrays::restart(dir_);
+  EXPECT_EQ(array_count(), elements());
+  EXPECT_EQ(array_sum(), before_);
+  // A checkpoint that succeeds then replaces it, and leaves only its own files.
+  if (squall::node() == 0) blobs().broadcast<&Blob::bump>();
+  arrays::quiesce();
+  arrays::checkpoint(dir_);
+  squall::barrier();
+  const std::vector<std::string> now = names_in(dir_);
+  EXPECT_EQ(now.size(), held.size());
+  for (const std::string& name : now) EXPECT_EQ(std::count(held.begin(), held.end(), name), name == "manifest" ? 1 : 0) << name;
+  empty_array();
+  arrays::restart(dir_);
+  EXPECT_EQ(array_sum(), bumped);
+  empty_array();
+}
 
 // The elements are inserted before the one that does not unpack is found at its home.
 TEST_F(CheckpointErrors, ARecordThatDoesNotUnpackIsRefusedWithItsFileAndOffset) {

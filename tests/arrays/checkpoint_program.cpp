@@ -2,10 +2,13 @@
 // The checkpoint test's program (checkpoint_test.cmake runs it):
 //   checkpoint_program write DIR   steps, checkpoints to DIR, steps on, prints the result
 //   checkpoint_program read DIR    restarts from DIR, takes the same further steps, prints
+//   checkpoint_program crash DIR   as write, but steps once more first, and the last node is
+//                                  killed (SIGXFSZ) part way through writing its file to DIR
 // The result is an exact checksum of every element's state (its doubles' bit patterns), so
 // a restart on another number of nodes must print the same line.
 #include <squall/arrays.hpp>
 #include <squall/runtime.hpp>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdint>
@@ -66,20 +69,24 @@ void print_result(const arrays::array<Cell>& a) {
 int main(int argc, char** argv) {
   squall::runtime rt(&argc, &argv);
   if (argc != 3) {
-    std::fprintf(stderr, "usage: checkpoint_program write|read DIR\n");
+    std::fprintf(stderr, "usage: checkpoint_program write|read|crash DIR\n");
     return 2;
   }
   const std::string mode = argv[1], dir = argv[2];
   try {
     auto a = arrays::array<Cell>::create();
-    if (mode == "write") {
+    if (mode == "write" || mode == "crash") {
       if (squall::node() == 0)
         for (int i = 0; i < 6; ++i)
           for (int j = 0; j < 7; ++j) a.insert({i, j}, (i + j) % squall::nodes());
       arrays::quiesce();
       if (squall::node() == 0) a.broadcast<&Cell::start>();
       arrays::quiesce();
-      steps(a, 5);
+      steps(a, mode == "crash" ? 6 : 5);
+      if (mode == "crash" && squall::node() == squall::nodes() - 1) {
+        const rlimit limit{20, RLIM_INFINITY};  // 4 bytes past its file's header: killed there
+        setrlimit(RLIMIT_FSIZE, &limit);
+      }
       arrays::checkpoint(dir);
     } else {
       arrays::restart(dir);

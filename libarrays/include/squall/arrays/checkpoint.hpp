@@ -13,10 +13,13 @@
 namespace squall::arrays {
 
 // Collective: quiesces, then each node writes its elements of every array to `dir` (made if
-// missing; node 0 writes a manifest of the arrays, the node count and each file's size,
-// element count and checksum). Throws squall::usage_error, on every node and naming the path
-// and the system's reason, when the directory cannot be made or any node's file cannot be
-// written whole; no manifest is then written, so the failed checkpoint cannot be restarted.
+// missing; node 0 writes a manifest of the arrays, the node count and each file's name, size,
+// element count and checksum). The files are new ones, and the manifest replaces the one
+// `dir` held by a rename once they are all on disk, so a crash or a full disk at any point
+// leaves `dir`'s earlier checkpoint whole; once it is replaced, its files are removed. Throws
+// squall::usage_error, on every node and naming the path and the system's reason, when the
+// directory cannot be made or any node's file or the manifest cannot be written whole; the
+// failed checkpoint's files are then removed and `dir` holds what it held before.
 void checkpoint(const std::string& dir);
 
 // Collective, once the program has created the same arrays, in the same order, as the job
