@@ -401,6 +401,18 @@ void checkpoint(const std::string& dir) {
 void restart(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
+  // Into arrays that hold elements, an element restored at its home beside one that moved
+  // away from it would be a second element at one index.
+  std::vector<std::uint64_t> held(r.arrays.size(), 0);
+  for (std::size_t a = 0; a < held.size(); ++a) held[a] = r.arrays[a]->local_count();
+  squall::allreduce(std::span<const std::uint64_t>(held), std::span<std::uint64_t>(held));
+  for (std::size_t a = 0; a < held.size(); ++a) {
+    if (held[a] != 0) {
+      throw squall::usage_error("libarrays: restart(\"" + dir + "\") into array " + std::to_string(a) + ", which holds " +
+                                std::to_string(held[a]) +
+                                " elements: restart fills arrays as a new job creates them, empty (destroy their elements first)");
+    }
+  }
   std::vector<detail::file_facts> files;
   std::string tag;
   const int writers = detail::read_manifest(dir, r, files, tag);  // the same on every node

@@ -62,6 +62,7 @@ struct Blob : arrays::element<arrays::index1d> {
   }
   void count() { contribute(1, arrays::sum<int>(), arrays::on_every_node<&counted>()); }
   void bump() { state[0] += 1; }
+  void move_on() { migrate_me((squall::node() + 1) % squall::nodes()); }
   template <class A>
   void serialize(A& ar) {
     if constexpr (A::is_saving::value) {
@@ -432,6 +433,33 @@ TEST_F(CheckpointErrors, ARecordThatDoesNotUnpackIsRefusedWithItsFileAndOffset) 
   EXPECT_NE(what.find(" does not unpack: "), std::string::npos) << what;
   EXPECT_NE(what.find(": the element at byte "), std::string::npos) << what;
   EXPECT_NE(what.find("the length at byte 0 says 134217728 items of 8 bytes"), std::string::npos) << what;
+}
+
+// The probe's: restart() into an array whose elements had moved away from their homes
+// restored a second element at each of their indices (twice the elements, silently); into
+// one whose elements were at home, it failed in a handler with "an element already exists
+// at this index on this node". It must be refused on every node before anything is restored.
+TEST_F(CheckpointErrors, ARestartIntoAnArrayThatHoldsElementsIsRefused) {
+  arrays::restart(dir_ + ".good");
+  for (const bool moved : {false, true}) {
+    if (moved && squall::nodes() > 1) {
+      if (squall::node() == 0) blobs().broadcast<&Blob::move_on>();  // every element off its home
+      arrays::quiesce();
+    }
+    std::string what;
+    try {
+      arrays::restart(dir_);
+      ADD_FAILURE() << "restart into an array of " << elements() << " elements returned";
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("libarrays: restart(\"" + dir_ + "\") into array 0, which holds " + std::to_string(elements()) + " elements"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(array_count(), elements());
+    EXPECT_EQ(array_sum(), before_);
+  }
+  empty_array();
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ void checkpoint(const std::string& dir);
 
 // Collective, once the program has created the same arrays, in the same order, as the job
 // that wrote `dir`: reads every element and inserts it at its home in this job, then
-// quiesces. Throws squall::usage_error, on every node and naming the file, when `dir` holds
+// quiesces. The arrays must be empty (as a new job creates them): restart into an array that
+// holds elements throws squall::usage_error on every node, naming the array, and restores
+// nothing. Throws squall::usage_error, on every node and naming the file, when `dir` holds
 // no checkpoint, one of other arrays (another element or index type), one written by another
 // version of libarrays, or a damaged one (a file of another size or checksum than the
 // manifest says, a length past the end of its file, an edited manifest); such a checkpoint is
