@@ -169,6 +169,8 @@ void node_update::declare_reads(std::span<const std::int64_t> elements) {
 void node_update::before_barrier() { end_phase(false); }
 
 void node_update::end_phase(bool everything) {
+  // Its state is made by xsm::alloc and dropped by xsm::free.
+  if (!attached_) throw usage_error("node-update: end_phase with no memory bound to the protocol (before xsm::alloc, or after xsm::free)");
   phases.add();
   const bool tracked = when_ == push_policy::when_written;
   const bool send_all = everything || !tracked;

@@ -19,6 +19,7 @@
 #include <squall/xsm/node_update.hpp>
 
 #include "update_pattern.hpp"
+#include "usage_error_of.hpp"
 
 namespace {
 
@@ -207,6 +208,22 @@ TEST(NodeUpdate, MisuseIsAUsageError) {
   const std::int64_t outside = node() == 0 ? 1'000'000 : 0;  // one node's mistake fails every node
   EXPECT_THROW(upd.declare_reads({&outside, 1}), usage_error);
   xsm::free(x);
+}
+
+// The probe's: end_phase after xsm::free (or before xsm::alloc) dereferenced the write
+// tracker free had dropped, and the node died of SIGSEGV.
+TEST(NodeUpdate, EndPhaseWithNoMemoryBoundIsAUsageError) {
+  xsm::node_update upd(sizeof(double));
+  const std::string before = squall::test::usage_error_of([&upd] { upd.end_phase(); });
+  EXPECT_NE(before.find("node-update: end_phase with no memory bound to the protocol"), std::string::npos) << before;
+  double* x = xsm::alloc<double>(update_test::per_block, upd);
+  const std::int64_t first = 0;
+  upd.declare_reads({&first, 1});
+  upd.end_phase();
+  tsm::barrier();
+  xsm::free(x);
+  const std::string after = squall::test::usage_error_of([&upd] { upd.end_phase(); });
+  EXPECT_NE(after.find("(before xsm::alloc, or after xsm::free)"), std::string::npos) << after;
 }
 
 // Three data structures in one segment, neighbouring ranges: stache, block-update, node-update,
