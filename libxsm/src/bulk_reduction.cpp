@@ -91,7 +91,9 @@ void bulk_reduction::on_copy(segment s, block_index b, int, block_part part) { s
 void bulk_reduction::run(std::span<const std::byte> local, std::size_t element_size, const void* op,
                          combine_fn combine) {
   auto& st = *state_;
-  if (st.pieces.empty()) throw usage_error("bulk_reduction::reduce: no memory is bound to this protocol (xsm::alloc)");
+  if (!st.attached || st.pieces.empty()) {
+    throw usage_error("bulk_reduction::reduce: no memory is bound to this protocol (before xsm::alloc, or after xsm::free)");
+  }
   const std::size_t bound_bytes = (st.end - st.first) * st.block_size;
   if (st.block_size % element_size != 0) {
     throw usage_error("bulk_reduction::reduce: elements of " + std::to_string(element_size) +

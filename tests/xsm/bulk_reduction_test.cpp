@@ -144,6 +144,14 @@ TEST(BulkReduction, SecondBindingIsRefusedAndFreeReleasesTheObject) {
   xsm::free(total);
   double* again = xsm::alloc<double>(elements, red);  // free detached it: it may run another
   xsm::free(again);
+  // The probe's: reduce after free ran on into the freed segment and failed with
+  // "segment::home on a segment that was freed", naming neither reduce nor free.
+  const std::vector<double> mine(elements, 1.0);
+  const std::string after = squall::test::usage_error_of([&] { red.reduce(std::span<const double>(mine), op::sum{}); });
+  EXPECT_NE(after.find("bulk_reduction::reduce: no memory is bound to this protocol (before xsm::alloc, or after xsm::free)"),
+            std::string::npos)
+      << after;
+  EXPECT_EQ(red.messages.value(), 0u);
 }
 
 }  // namespace
