@@ -330,6 +330,7 @@ namespace squall::arrays {
 void checkpoint(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
+  if (dir.empty()) throw squall::usage_error("libarrays: checkpoint(\"\"): the checkpoint directory's path is empty");
   std::string problem;
   if (r.me == 0) {
     std::error_code ec;

@@ -155,6 +155,9 @@ void direct_reduction_base::inspect(std::span<const std::int64_t> elements) {
 }
 
 void direct_reduction_base::end_phase() {
+  if (!attached_) {
+    throw usage_error("xsm::direct_reduction::end_phase: no memory is bound to this protocol (before xsm::alloc, or after xsm::free)");
+  }
   if (!pattern_) throw usage_error("xsm::direct_reduction::end_phase: inspect() has not been called");
   std::byte* const a = array();
   for (const peer_lists& q : pattern_->peers) {

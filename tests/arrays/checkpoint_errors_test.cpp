@@ -370,6 +370,11 @@ TEST_F(CheckpointErrors, ADirectoryThatCannotBeMadeFailsOnEveryNode) {
   expect_checkpoint_error(dir, "libarrays: cannot make the checkpoint directory " + dir + ": Not a directory");
 }
 
+// An empty path is named as such (std::filesystem said only "Invalid argument").
+TEST_F(CheckpointErrors, AnEmptyPathIsRefused) {
+  expect_checkpoint_error("", "libarrays: checkpoint(\"\"): the checkpoint directory's path is empty");
+}
+
 // The last node's file fails after node 0's is written: every node says so, no manifest is
 // written, and no node's file of the failed checkpoint is left.
 TEST_F(CheckpointErrors, ANodeFileThatCannotBeWrittenFailsOnEveryNode) {

@@ -159,6 +159,13 @@ TEST(DirectReduction, BadBindingsAndCallsAreUsageErrors) {
   EXPECT_THROW(red.inspect(wrong), usage_error);  // on every node, not just node 0
   tsm::barrier();
   xsm::free(y);
+  // After free it says that no memory is bound, not that inspect() was never called.
+  try {
+    red.end_phase();
+    ADD_FAILURE() << "end_phase after xsm::free did not throw";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no memory is bound to this protocol"), std::string::npos) << e.what();
+  }
 }
 
 struct triple {
