@@ -179,11 +179,40 @@ int check_version(const std::string& text, const std::string& path) {
   return version;
 }
 
+// Collective: throws on every node the first of the nodes' problems (the lowest-numbered
+// node's that has one; `mine` is empty when this node has none), so that a program that
+// catches it goes on in step. Returns when no node has one.
+void agree_on_problem(const runtime& r, const std::string& mine) {
+  const int first = squall::allreduce(mine.empty() ? r.nodes : r.me, squall::op::min{});
+  if (first == r.nodes) return;
+  std::string why = mine;
+  std::uint64_t size = why.size();
+  squall::broadcast(size, first);
+  why.resize(size);
+  squall::broadcast(std::span<char>(why.data(), why.size()), first);
+  throw squall::usage_error(why);
+}
+
 // The node count of the checkpoint, what its manifest says of each file and the files' tag,
 // once the manifest is known to be whole and to describe this program's arrays.
 int read_manifest(const std::string& dir, const runtime& r, std::vector<file_facts>& files, std::string& tag) {
   const std::string path = dir + "/manifest";
-  const std::string text = read_file(path);
+  // Node 0 reads it for every node: the nodes parse the same text, so they agree on what it
+  // says or on what is wrong with it, even where they see the directory differently (a file
+  // system not shared, a manifest replaced while they read).
+  std::string text, problem;
+  if (r.me == 0) {
+    try {
+      text = read_file(path);
+    } catch (const squall::usage_error& e) {
+      problem = reason(e);
+    }
+  }
+  agree_on_problem(r, problem);
+  std::uint64_t size = text.size();
+  squall::broadcast(size, 0);
+  text.resize(size);
+  squall::broadcast(std::span<char>(text.data(), text.size()), 0);
   const int version = check_version(text, path);
   // Its last line is the hash of the lines before it: any edit shows.
   const std::size_t last = text.rfind("hash ");
@@ -275,19 +304,6 @@ std::vector<record> check_file(const std::string& path, std::string_view bytes, 
   return records;
 }
 
-// Collective: throws on every node the first of the nodes' problems (the lowest-numbered
-// node's that has one; `mine` is empty when this node has none), so that a program that
-// catches it goes on in step. Returns when no node has one.
-void agree_on_problem(const runtime& r, const std::string& mine) {
-  const int first = squall::allreduce(mine.empty() ? r.nodes : r.me, squall::op::min{});
-  if (first == r.nodes) return;
-  std::string why = mine;
-  std::uint64_t size = why.size();
-  squall::broadcast(size, first);
-  why.resize(size);
-  squall::broadcast(std::span<char>(why.data(), why.size()), first);
-  throw squall::usage_error(why);
-}
 
 }  // namespace
 
