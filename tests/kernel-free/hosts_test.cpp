@@ -12,7 +12,9 @@
 //     other node, and every squallrun exits non-zero, within 10 seconds; so is a host whose
 //     processes are stopped, once silent for SQUALL_LIVENESS_S (heartbeats on idle links);
 //   - a node killed before squall::init is named by every host, well before
-//     SQUALL_TCP_TIMEOUT.
+//     SQUALL_TCP_TIMEOUT;
+//   - of two hosts cut apart, the one that says the other's node went silent is named by the
+//     third host, which still hears that node.
 // Needs root (to make namespaces); says so and skips otherwise.
 #include <gtest/gtest.h>
 
@@ -97,6 +99,13 @@ class cluster {
               " drop");
   }
   void stop_losing(int h) const { sh("ip netns exec " + ns(host_name(h)) + " nft delete table inet squall_loss"); }
+  // Cuts hosts a and b apart, each keeping its link to the others: each sends what is meant
+  // for the other to a hardware address nobody has (a static neighbour entry).
+  void separate(int a, int b) const {
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      sh("ip -n " + ns(host_name(from)) + " neigh replace " + address(to) + " lladdr 02:00:00:00:00:99 dev eth0 nud permanent");
+    }
+  }
   void kill_host(int h) const { signal_host(h, "KILL"); }
   void stop_host(int h) const { signal_host(h, "STOP"); }
   void signal_host(int h, const std::string& sig) const {
@@ -387,6 +396,22 @@ TEST_F(Hosts, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
   // Host 0's nodes are 0 and 1: whichever ended first told host 1.
   EXPECT_TRUE(squall::test::search(out[1].output, "said by node [01] as it ended")) << out[1].output;
   expect_host_lost(out, 2, "stopped, noticed by host 0");
+}
+
+// Hosts 0 and 2 are cut apart, each still reaching host 1. Host 2's nodes, with the shorter
+// liveness limit, stop hearing host 0's and end saying that one of them has been silent for
+// 7 s. Host 1 has heard it since: it names the teller, a node of host 2, and so does host 0
+// when host 1 tells it (they used to repeat host 2's verdict, and node 0, told that it was
+// itself lost, named the node of host 1 that told it).
+TEST_F(Hosts, SilenceSaidByACutOffHostIsNotBelievedWhereTheNodeIsHeard) {
+  const std::string slow = "SQUALL_LIVENESS_S=20", quick = "SQUALL_LIVENESS_S=7";
+  job j(c_, scenarios + " barriers 600", {slow, slow, quick});
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.separate(0, 2);
+  const auto out = j.finish(60);
+  EXPECT_GT(count_of(out[2].output, "has not answered for"), 0) << out[2].output;
+  expect_host_lost(out, 2, "cut off from host 0");
 }
 
 // A node killed before squall::init: only its host's squallrun sees it, while the other

@@ -413,8 +413,8 @@ TEST(RoutedTransport, OffersTheMailboxLaneToNodesOnThisHostOnly) {
 }
 
 // Two threads of a host (a node's watchdog, another node's transport) may end the job at the
-// same moment: the job area keeps one of them whole - its node and its reason - never one's
-// node with the other's words (a probe saw "node 0 was lost ()").
+// same moment: the job area keeps one of them whole - its node, its reason and its silence -
+// never one's node with the other's words (a probe saw "node 0 was lost ()").
 TEST(JobArea, OfTwoAbortsAtOnceOneIsKeptWhole) {
   constexpr int rounds = 2000;
   int torn = 0;
@@ -428,7 +428,7 @@ TEST(JobArea, OfTwoAbortsAtOnceOneIsKeptWhole) {
       ready.fetch_add(1);
       while (ready.load() < 2) {
       }
-      job.abort(node, why.c_str(), squall::shm::node_lost);
+      job.abort(node, why.c_str(), squall::shm::node_lost, static_cast<std::uint32_t>(1000 + node));
     };
     std::thread other(end_job, 1);
     end_job(0);
@@ -437,10 +437,12 @@ TEST(JobArea, OfTwoAbortsAtOnceOneIsKeptWhole) {
     const int lost = h.lost_node.load();
     const std::string kept = h.reason;
     const bool whole = (lost == 0 || lost == 1) &&
-                       kept == std::string(150, static_cast<char>('a' + lost)) + " node " + std::to_string(lost);
+                       kept == std::string(150, static_cast<char>('a' + lost)) + " node " + std::to_string(lost) &&
+                       h.silent_ms.load() == static_cast<std::uint32_t>(1000 + lost);
     if (!whole) {
       ++torn;
-      ADD_FAILURE() << "round " << round << ": node " << lost << ", reason '" << kept << "'";
+      ADD_FAILURE() << "round " << round << ": node " << lost << ", silent " << h.silent_ms.load() << ", reason '"
+                    << kept << "'";
     }
   }
 }

@@ -142,13 +142,31 @@ namespace {
 std::atomic<node_runtime*> networked{nullptr};
 std::atomic<tcp::setup_watch*> connecting{nullptr};
 
-// The node this node's job lost and why, once the job was aborted (on this host).
-bool job_loss(const node_runtime& nd, int& lost, std::string& why) {
+// The node this node's job lost, how long it had been silent (0: it ended), and why, once
+// the job was aborted (on this host).
+bool job_loss(const node_runtime& nd, int& lost, std::uint32_t& silent_ms, std::string& why) {
   const auto& h = nd.job.header();
   if (h.abort.load() == shm::not_aborted) return false;
   lost = h.lost_node.load();
+  silent_ms = h.silent_ms.load();
   why = h.reason;
   return true;
+}
+
+// A loss the network reports: a peer's, or a peer's verdict about another node (kept with the
+// silence it saw, for the peers this node tells in turn).
+void report_loss(node_runtime& nd, int node, const std::string& why, std::uint32_t silent_ms) {
+  nd.job.abort(node, why.c_str(), shm::node_lost, silent_ms);
+}
+
+// Whether this node heard from `node` after a peer last did, the peer saying that `node` has
+// been silent for `silent_ms`. Had `node` stopped, this node's last sign of life from it would
+// be at most an idle link's quiet older than the peer's (node_runtime::longest_quiet_ns); one
+// more recent than that shows `node` alive, and the peer cut off from it.
+bool hears(const node_runtime& nd, int node, std::uint32_t silent_ms) {
+  if (nd.heard_at.empty()) return false;
+  const std::int64_t at = nd.heard_at[static_cast<std::size_t>(node)].load();
+  return at != 0 && now_ns() - at + node_runtime::longest_quiet_ns < std::int64_t{silent_ms} * 1'000'000;
 }
 
 // fatal's last words (common/log.hpp): the peers across the network would see only this
@@ -158,12 +176,13 @@ void tell_network_peers(const char* message) {
   node_runtime* nd = networked.load();
   if (nd == nullptr) return;
   int lost = nd->me;
+  std::uint32_t silent_ms = 0;
   std::string why = message;
-  job_loss(*nd, lost, why);
+  job_loss(*nd, lost, silent_ms, why);
   if (nd->net) {
-    nd->net->say_ending(lost, why);
+    nd->net->say_ending(lost, silent_ms, why);
   } else if (tcp::setup_watch* w = connecting.load()) {
-    w->say_ending(lost, why);
+    w->say_ending(lost, silent_ms, why);
   }
 }
 
@@ -173,10 +192,12 @@ void tell_network_peers(const char* message) {
 std::vector<int> connect_watched(node_runtime& nd, const std::vector<bool>& far, const std::vector<tcp::endpoint>& endpoints,
                                  const tcp::listener& l, const tcp::job_secret& secret, std::int64_t timeout_ns) {
   node_runtime* self = &nd;
-  tcp::setup_watch watch(nd.me, nd.n, nd.shm->max_packet(),
-                         {[self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
-                          [self](int& lost, std::string& why) { return job_loss(*self, lost, why); },
-                          [self] { self->check_abort(); }});
+  tcp::setup_watch watch(
+      nd.me, nd.n, nd.shm->max_packet(),
+      {[self](int node, const std::string& why, std::uint32_t silent_ms) { report_loss(*self, node, why, silent_ms); },
+       [self](int node, std::uint32_t silent_ms) { return hears(*self, node, silent_ms); },
+       [self](int& lost, std::uint32_t& silent_ms, std::string& why) { return job_loss(*self, lost, silent_ms, why); },
+       [self] { self->check_abort(); }});
   connecting.store(&watch);
   auto fds = tcp::connect_mesh(nd.me, far, endpoints, l, secret, timeout_ns, nd.config.liveness_s, watch);
   nd.check_abort();  // aborted meanwhile: the peers just reached are told why (through the watch)
@@ -198,6 +219,7 @@ void setup_transports(node_runtime& nd) {
     any_far = any_far || far[i];
   }
   if (!any_far) return;
+  nd.heard_at = std::vector<std::atomic<std::int64_t>>(static_cast<std::size_t>(nd.n));
   networked.store(&nd);
   set_last_words(tell_network_peers);
   const std::int64_t timeout_ns = std::int64_t{nd.config.connect_timeout_s} * 1'000'000'000;
@@ -221,7 +243,10 @@ void setup_transports(node_runtime& nd) {
   node_runtime* self = &nd;
   const network_hooks hooks{[self] { self->shm->ring_doorbell(self->me); },
                             [self] { return serve_arrivals(*self); },
-                            [self](int node, const std::string& why) { self->job.abort(node, why.c_str()); },
+                            [self](int node, const std::string& why, std::uint32_t silent_ms) {
+                              report_loss(*self, node, why, silent_ms);
+                            },
+                            [self](int node, std::uint32_t silent_ms) { return hears(*self, node, silent_ms); },
                             &nd.control().awake, nd.me};
   if ((forced == network::none ? between_hosts() : forced) == network::ucx) {
     nd.net = load_ucx(nd, std::move(fds), hooks, deadline);

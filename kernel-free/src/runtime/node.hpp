@@ -81,6 +81,13 @@ struct node_runtime {
   std::atomic<std::int64_t> heartbeat_ns{1'000'000'000};
   std::thread watchdog;
   int watchdog_stop_fd = -1;
+  // By node, when the watchdog last saw a sign of life from it (now_ns; 0: never). Made with
+  // the network transports, whose loss reports ask it (network_setup.cpp); empty without them.
+  std::vector<std::atomic<std::int64_t>> heard_at;
+  // The longest a live peer may seem silent here: its watchdog gives an idle link a heartbeat
+  // within two of its heartbeat periods (at most a second each, give or take a look of a
+  // quarter second: watchdog.cpp), and this node's watchdog notices at its next look.
+  static constexpr std::int64_t longest_quiet_ns = 3'000'000'000;
 
   shm::node_control& control() const { return job.control(me); }
   // Ends the process with a message if the job lost a node.

@@ -135,6 +135,7 @@ class watchdog {
       return;
     }
     const std::uint64_t b = beat(p);
+    if (b != p.seen && !nd_.heard_at.empty()) nd_.heard_at[static_cast<std::size_t>(p.node)].store(now);
     if (b != p.seen || held_up) {
       p.seen = b;
       p.since = now;
@@ -151,7 +152,8 @@ class watchdog {
     }
     const auto seconds = static_cast<long long>(silent_ns / second_ns);
     const std::string why = format("has not answered for %lld s (stopped? SQUALL_LIVENESS_S)", seconds);
-    nd_.job.abort(p.node, why.c_str(), shm::node_unresponsive);
+    nd_.job.abort(p.node, why.c_str(), shm::node_unresponsive,
+                  static_cast<std::uint32_t>(std::min<std::int64_t>(silent_ns / 1'000'000, UINT32_MAX)));
     nd_.check_abort();
   }
 

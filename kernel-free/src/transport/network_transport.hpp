@@ -15,8 +15,8 @@
 namespace squall {
 
 // What a network transport needs of the node: a way to wake it, to have its I/O thread handle
-// what it took in, to end the job naming a lost peer, and the count of the node's threads
-// polling (the I/O thread keeps out of their way).
+// what it took in, to end the job naming a lost peer (and to know which peers it hears), and
+// the count of the node's threads polling (the I/O thread keeps out of their way).
 struct network_hooks {
   std::function<void()> wake;
   // Runs the handlers of what has arrived, from the I/O thread, when no thread of the node
@@ -26,7 +26,11 @@ struct network_hooks {
   // from 17 to 63 us). The first packet then does not wait for the progress thread's
   // wake-up, which the scheduler may leave queued behind a computing program.
   std::function<bool()> serve;
-  std::function<void(int node, const std::string& why)> lost;
+  // Ends the job naming `node`; `silent_ms` (0: it ended): the verdict is that it has been
+  // silent that long (a peer's watchdog heard nothing from it).
+  std::function<void(int node, const std::string& why, std::uint32_t silent_ms)> lost;
+  // Whether this node heard from `node` since a silence of `silent_ms` that a peer saw began.
+  std::function<bool(int node, std::uint32_t silent_ms)> hears;
   const std::atomic<std::uint32_t>* polling;
   int me = -1;  // this node
 };
@@ -45,9 +49,11 @@ class network_transport : public transport {
   // for every peer's goodbye, so that no peer sees a failure before our last data.
   virtual void shutdown(std::int64_t timeout_ns) = 0;
   // This node ends abnormally (from fatal, any thread): tells the peers it can, in a moment,
-  // which node is to blame (`lost_node`, this one for its own error) and why. Best effort.
-  virtual void say_ending(int lost_node, const std::string& why) {
+  // which node is to blame (`lost_node`, this one for its own error), how long it had been
+  // silent (0: it ended), and why. Best effort.
+  virtual void say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
     (void)lost_node;
+    (void)silent_ms;
     (void)why;
   }
   // For --stats: "tcp", or "ucx (tcp)" with the UCX transports chosen.

@@ -191,7 +191,7 @@ job_area job_area::single(std::size_t ring_bytes) {
   return a;
 }
 
-void job_area::abort(int node, const char* reason, abort_kind kind) const {
+void job_area::abort(int node, const char* reason, abort_kind kind, std::uint32_t silent_ms) const {
   auto& h = header();
   // The first to claim it writes the loss whole; another thread or node of the host ending
   // the job at the same moment leaves it be (each writing its own reason tore it).
@@ -199,6 +199,7 @@ void job_area::abort(int node, const char* reason, abort_kind kind) const {
   if (!h.abort_claimed.compare_exchange_strong(unclaimed, 1)) return;
   std::snprintf(h.reason, sizeof h.reason, "%s", reason);
   h.lost_node.store(node);
+  h.silent_ms.store(silent_ms);
   h.abort.store(kind, std::memory_order_seq_cst);
   for (int i = 0; i < nodes(); ++i) {
     control(i).doorbell.fetch_add(1);

@@ -28,6 +28,9 @@ struct alignas(64) job_header {
   std::atomic<std::uint32_t> abort_claimed;  // 1 once a thread of the host is writing the abort
   std::atomic<std::int32_t> lost_node;
   char reason[200];                     // e.g. "killed by signal 9"
+  // For how long the node had been silent, when that is why it is lost (a watchdog's
+  // verdict, this host's or told by a peer); else 0. Set before abort.
+  std::atomic<std::uint32_t> silent_ms;
 };
 
 enum abort_kind : std::uint32_t { not_aborted = 0, node_lost = 1, node_unresponsive = 2 };
@@ -105,8 +108,9 @@ class job_area {
   int nodes() const { return static_cast<int>(header().nodes); }
   std::size_t ring_bytes() const { return header().ring_bytes; }
 
-  // Marks the job aborted because `node` was lost (or stopped answering), and wakes every node.
-  void abort(int node, const char* reason, abort_kind kind = node_lost) const;
+  // Marks the job aborted because `node` was lost (or stopped answering; silent for
+  // `silent_ms`, if that is the verdict), and wakes every node.
+  void abort(int node, const char* reason, abort_kind kind = node_lost, std::uint32_t silent_ms = 0) const;
 
  private:
   void* base_ = nullptr;

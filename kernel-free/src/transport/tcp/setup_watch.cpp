@@ -60,8 +60,8 @@ void setup_watch::made(int node, int fd) {
   wake(wake_fd_);  // told at once if the job was aborted
 }
 
-void setup_watch::say_ending(int lost_node, const std::string& why) {
-  const std::vector<std::byte> body = ending_body(lost_node, why, max_body_);
+void setup_watch::say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
+  const std::vector<std::byte> body = ending_body(lost_node, silent_ms, why, max_body_);
   const frame_header h{static_cast<std::uint32_t>(body.size()), kind_ending};
   std::vector<std::byte> frame(sizeof h + body.size());
   std::memcpy(frame.data(), &h, sizeof h);
@@ -110,11 +110,12 @@ void setup_watch::run() {
       read_closed(c);
     }
     int lost = -1;
+    std::uint32_t silent_ms = 0;
     std::string why;
-    if (!hooks_.aborted(lost, why)) continue;
+    if (!hooks_.aborted(lost, silent_ms, why)) continue;
     const std::int64_t now = now_ns();
     if (aborted_at == 0) aborted_at = now;
-    say_ending(lost, why);
+    say_ending(lost, silent_ms, why);
     std::int64_t last_made;
     {
       std::lock_guard g(mu_);
@@ -144,7 +145,7 @@ void setup_watch::read_closed(const connection& c) {
       if (f == frame_result::corrupt) {
         more = false;
       } else if (h.kind == kind_ending) {
-        report_ending(me_, c.node, nodes_, body, hooks_.lost);
+        report_ending(me_, c.node, nodes_, body, hooks_.lost, hooks_.hears);
         return;
       } else {
         at += sizeof h + h.length;  // the node had begun to run: what it sent meanwhile is moot
@@ -154,7 +155,7 @@ void setup_watch::read_closed(const connection& c) {
     len -= at;
   }
   const std::string from = c.peer.ipv4 == 0 && c.peer.port == 0 ? "" : " from " + to_string(c.peer);
-  hooks_.lost(c.node, "its TCP connection" + from + " " + why);
+  hooks_.lost(c.node, "its TCP connection" + from + " " + why, 0);
 }
 
 }  // namespace squall::tcp

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/tcp/endings.hpp"
 #include "transport/tcp/socket_io.hpp"
 
 namespace squall::tcp {
@@ -26,9 +27,11 @@ namespace squall::tcp {
 class setup_watch {
  public:
   struct hooks {
-    std::function<void(int node, const std::string& why)> lost;  // as network_hooks::lost
-    // Whether this node's job was aborted, and if so the node it lost and why.
-    std::function<bool(int& lost_node, std::string& why)> aborted;
+    lost_fn lost;    // as network_hooks::lost
+    hears_fn hears;  // as network_hooks::hears
+    // Whether this node's job was aborted, and if so the node it lost, how long it had been
+    // silent (0: it ended), and why.
+    std::function<bool(int& lost_node, std::uint32_t& silent_ms, std::string& why)> aborted;
     std::function<void()> end;  // ends this node (fatal; its last words call say_ending)
   };
   // `max_body`: the longest ending frame body a peer sends (its transport's max_packet).
@@ -40,7 +43,7 @@ class setup_watch {
   // Connection `fd` to `node` is made (again for one already known: ignored).
   void made(int node, int fd);
   // Sends an ending frame on every connection made that has not had one, and half-closes it.
-  void say_ending(int lost_node, const std::string& why);
+  void say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why);
 
  private:
   struct connection {

@@ -258,7 +258,7 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
   if (c.said_goodbye.load() || finishing_.load() || stopping_.load()) return;  // it finished: not a loss
   // A connection that died during set-up has no peer address left to read (peer_of).
   const std::string from = c.peer.ipv4 == 0 && c.peer.port == 0 ? "" : " from " + to_string(c.peer);
-  hooks_.lost(c.node, "its TCP connection" + from + " " + why);
+  hooks_.lost(c.node, "its TCP connection" + from + " " + why, 0);
 }
 
 void tcp_transport::read_available(connection& c) {
@@ -339,7 +339,7 @@ std::size_t tcp_transport::drain_socket(connection& c) {
       if (h.kind == kind_goodbye) {
         c.said_goodbye.store(true);
       } else if (h.kind == kind_ending) {
-        report_ending(hooks_.me, c.node, static_cast<int>(conns_.size()), body, hooks_.lost);
+        report_ending(hooks_.me, c.node, static_cast<int>(conns_.size()), body, hooks_.lost, hooks_.hears);
       } else if (h.kind == kind_packet) {
         std::lock_guard g(c.in_mu);
         c.arrived.emplace_back(body.begin(), body.end());
@@ -418,8 +418,8 @@ bool tcp_transport::in_use(int node) const {
   return !c.said_goodbye.load() && !c.ended.load();
 }
 
-void tcp_transport::say_ending(int lost_node, const std::string& why) {
-  const std::vector<std::byte> body = ending_body(lost_node, why, max_packet_);
+void tcp_transport::say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
+  const std::vector<std::byte> body = ending_body(lost_node, silent_ms, why, max_packet_);
   const std::int64_t deadline = now_ns() + 100'000'000;
   for (auto& c : conns_) {
     if (!c || c->ended.load()) continue;

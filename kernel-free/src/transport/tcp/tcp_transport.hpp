@@ -59,7 +59,7 @@ class tcp_transport final : public network_transport {
   // Says goodbye on every connection; no peer then reads a reset before our data.
   void shutdown(std::int64_t timeout_ns) override;
   // An ending frame on every connection whose lock is free, pushed out for at most 100 ms.
-  void say_ending(int lost_node, const std::string& why) override;
+  void say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) override;
   std::string describe() const override { return "tcp"; }
 
  private:

@@ -344,7 +344,7 @@ void ucx_transport::on_peer_error(peer& p, ucs_status_t status) {
   // enough: a peer that had ours, and closed, may reset the link before its goodbye was read
   // here ("Endpoint timeout" at the end of a ping-pong, now and then).
   if (p.said_goodbye.load() || closing_.load()) return;
-  hooks_.lost(p.node, std::string("its UCX endpoint failed: ") + ucs_status_string(status));
+  hooks_.lost(p.node, std::string("its UCX endpoint failed: ") + ucs_status_string(status), 0);
 }
 
 
