@@ -18,7 +18,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -690,6 +692,62 @@ TEST(Launcher, ProcessesANodeStartedEndWithTheJob) {
       kill(pid, SIGKILL);
     }
     EXPECT_NE(o.output.find(" process(es) running; stopping them"), std::string::npos) << job << "\n" << o.output;
+  }
+}
+
+// squallrun killed outright (SIGKILL, which it cannot catch): its nodes die with it, and
+// so does every process they started, which would otherwise run on as an orphan. Each node
+// is a shell that does not exec its command and starts three: one its own child, two left by
+// subshells that ended (so already squallrun's, their subreaper's), of which one ignores
+// SIGTERM (so needs SIGKILL after the grace period). Before, only the nodes ended.
+TEST(LostLauncher, ProcessesTheNodesStartedEndWhenSquallrunIsKilled) {
+  const std::string start = "sleep 300 >/dev/null 2>&1 & echo child $!; ";
+  background job(squallrun + " -n 2 --grace 1 sh -c 'echo child $$; " + start +
+                 "(trap \"\" TERM; " + start + "); (" + start + "); echo up; wait'");
+  ASSERT_TRUE(job.wait_for_output("up\n", 2, 30)) << job.output();
+  const auto pids = child_pids(job.output());
+  ASSERT_EQ(pids.size(), 8u) << job.output();
+  for (int pid : pids) ASSERT_TRUE(running(pid)) << pid << "\n" << job.output();
+  ASSERT_EQ(kill(job.pid(), SIGKILL), 0);
+  const bool ended = all_end(pids, 30);
+  EXPECT_TRUE(ended) << "process(es) of the job outlived squallrun by 30 s\n" << job.output();
+  for (int pid : pids) {
+    if (running(pid)) kill(pid, SIGKILL);
+  }
+}
+
+// The processes whose process group is `group` and that have not ended.
+std::vector<int> processes_in_group(int group) {
+  std::vector<int> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    if (!std::getline(stat, text)) continue;
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(text.substr(paren + 2));
+    char state = 0;
+    int parent = 0, pgrp = 0;
+    if (rest >> state >> parent >> pgrp && pgrp == group && state != 'Z' && state != 'X') found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// The nodes run in a process group of their own, led by the process that ends it should
+// squallrun be killed (the keeper); when squallrun ends normally nothing of that group is
+// left, the keeper included, and the job's status is the nodes'.
+TEST(Launcher, NothingOfTheJobsProcessGroupOutlivesItsEnd) {
+  const auto o = run(squallrun + " -n 2 sh -c 'echo group $(cut -d\" \" -f5 /proc/$$/stat); exit 0'");
+  EXPECT_EQ(o.status, 0) << o.output;
+  const auto groups = squall::test::search_all(o.output, "group ([0-9]+)\n");
+  ASSERT_EQ(groups.size(), 2u) << o.output;
+  for (const auto& m : groups) {
+    const int group = std::stoi(m.groups[1]);
+    for (int pid : processes_in_group(group)) {
+      ADD_FAILURE() << "process " << pid << " of the job's process group " << group << " outlived squallrun\n" << o.output;
+    }
   }
 }
 
