@@ -9,6 +9,8 @@
 #include "patterns.hpp"
 #include "run_command.hpp"
 
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -749,6 +751,92 @@ TEST(Launcher, NothingOfTheJobsProcessGroupOutlivesItsEnd) {
       ADD_FAILURE() << "process " << pid << " of the job's process group " << group << " outlived squallrun\n" << o.output;
     }
   }
+}
+
+// A command run as the session leader of a new terminal, whose foreground process group it
+// then leads, as a shell's foreground job does; the test types and reads at the other end.
+class on_a_terminal {
+ public:
+  explicit on_a_terminal(std::vector<std::string> args) {
+    pid_ = forkpty(&master_, nullptr, nullptr, nullptr);
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  on_a_terminal(const on_a_terminal&) = delete;
+  on_a_terminal& operator=(const on_a_terminal&) = delete;
+  ~on_a_terminal() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (master_ >= 0) close(master_);
+  }
+  bool started() const { return pid_ > 0; }
+  void type(const std::string& keys) { ASSERT_EQ(write(master_, keys.data(), keys.size()), static_cast<ssize_t>(keys.size())); }
+  // Reads the terminal until `what` has come `times` times, it is closed (every process of
+  // it has ended) or `limit_s` seconds have passed.
+  bool read_until(const std::string& what, int times, int limit_s) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+    while (count_of(output_, what) < times && std::chrono::steady_clock::now() < until) {
+      pollfd fd{master_, POLLIN, 0};
+      if (poll(&fd, 1, 50) <= 0) continue;
+      char buf[512];
+      const ssize_t n = read(master_, buf, sizeof buf);
+      if (n <= 0) break;  // EIO: closed
+      output_.append(buf, static_cast<std::size_t>(n));
+    }
+    return count_of(output_, what) >= times;
+  }
+  // Whether the command ended within `limit_s` seconds (reading what it printed meanwhile).
+  bool ends(int limit_s) {
+    read_until("\x01", 1, limit_s);  // never printed: until the terminal is closed
+    for (int i = 0; i < 50; ++i) {  // closed as it ends, before it can be reaped
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+  const std::string& output() const { return output_; }
+
+ private:
+  pid_t pid_ = -1;
+  int master_ = -1;
+  std::string output_;
+};
+
+// squallrun in the foreground of a terminal lends it to the job's process group: node 0
+// reads what is typed, where a process of a background group would be stopped (SIGTTIN).
+TEST(Launcher, TerminalIsLentToTheJob) {
+  on_a_terminal job({squallrun, "-n", "2", "sh", "-c",
+                     "echo up; if [ \"$SQUALL_NODE\" = 0 ]; then read line; echo read-$line; fi"});
+  ASSERT_TRUE(job.started()) << std::strerror(errno);
+  ASSERT_TRUE(job.read_until("up\r\n", 2, 30)) << job.output();
+  job.type("hello\n");
+  EXPECT_TRUE(job.read_until("read-hello", 1, 10)) << "node 0 could not read the terminal\n" << job.output();
+  EXPECT_TRUE(job.ends(30)) << job.output();
+}
+
+// Ctrl-C on squallrun's terminal reaches each node exactly once: the terminal sends it to
+// the job's group, and the keeper to squallrun's, and squallrun, which counts it once, passes
+// it on only beyond both.
+TEST(Launcher, CtrlCReachesEachNodeOnce) {
+  on_a_terminal job({squallrun, "-n", "3", scenarios, "count-interrupts"});
+  ASSERT_TRUE(job.started()) << std::strerror(errno);
+  ASSERT_TRUE(job.read_until(" up\r\n", 3, 30)) << job.output();
+  job.type("\x03");
+  EXPECT_TRUE(job.ends(30)) << job.output();
+  for (int node = 0; node < 3; ++node) {
+    EXPECT_EQ(count_of(job.output(), "node " + std::to_string(node) + " had 1 interrupt(s)"), 1) << job.output();
+  }
+  EXPECT_EQ(count_of(job.output(), "signalled again"), 0) << job.output();
 }
 
 TEST(Launcher, ProgramWithoutLauncherIsOneNode) {

@@ -23,6 +23,9 @@
 //   different-roots   every node calls reduce with itself as the root, then finalizes
 //   broadcast-roots   every node calls broadcast with itself as the root, then finalizes
 //   broadcast-root-1-on-last   the last node broadcasts from node 1, the others from node 0
+//   count-interrupts  every node prints "node K pid P up", counts the SIGINTs it has until 1 s
+//                     after the first, prints "node K had N interrupt(s)" and exits with
+//                     status 0, never calling squall::init
 #include <signal.h>
 #include <unistd.h>
 
@@ -39,6 +42,10 @@
 namespace am = squall::am;
 
 namespace {
+
+volatile sig_atomic_t interrupts = 0;
+
+void count_interrupt(int) { interrupts = interrupts + 1; }
 
 void only_on_node_0(int, const void*, size_t, const void*, size_t) {}
 int on_value(am::token&, int x) { return x; }
@@ -62,6 +69,18 @@ int main(int argc, char** argv) {
   if (mode == "exit-before-init" && node_number == victim) return 0;
   if (mode == "kill-before-init" && node_number == victim) raise(SIGKILL);
   if (mode == "sleep-before-init" && node_number == victim) sleep(static_cast<unsigned>(argc > 3 ? std::atoi(argv[3]) : 5));
+  if (mode == "count-interrupts") {
+    struct sigaction on_interrupt {};
+    on_interrupt.sa_handler = count_interrupt;
+    sigaction(SIGINT, &on_interrupt, nullptr);
+    std::printf("node %d pid %d up\n", node_number, static_cast<int>(getpid()));
+    std::fflush(stdout);
+    while (interrupts == 0) usleep(10'000);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < until) usleep(10'000);
+    std::printf("node %d had %d interrupt(s)\n", node_number, static_cast<int>(interrupts));
+    return 0;
+  }
   if (mode == "ignore-signals") {
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
