@@ -239,6 +239,11 @@ void on_interrupt(const signalfd_siginfo& info) {
   signal_job(SIGKILL, 0);
 }
 
+void continue_job() {
+  lend_terminal();
+  signal_job(SIGCONT, 0);
+}
+
 // A stop signal (^Z's SIGTSTP; SIGTTIN or SIGTTOU, which the terminal sends to a group that
 // is not its foreground one when that reads it, or writes under `stty tostop`) stops the job
 // and then squallrun by the same signal, so that its shell sees the job stopped, as it would
@@ -255,11 +260,12 @@ void stop_job(const signalfd_siginfo& info) {
   raise(sig);  // blocked, so pending until
   sigprocmask(SIG_UNBLOCK, &one, nullptr);  // squallrun stops here, until a SIGCONT (continue_job)
   sigprocmask(SIG_BLOCK, &one, nullptr);
-}
-
-void continue_job() {
-  lend_terminal();
-  signal_job(SIGCONT, 0);
+  // The kernel discards a stop signal in a process group that no shell can continue (an
+  // orphaned one, as when squallrun leads its terminal's session itself: `ssh -t host
+  // squallrun ...`); squallrun then runs on, having had no SIGCONT, and so does the job.
+  sigset_t pending;
+  sigpending(&pending);
+  if (sigismember(&pending, SIGCONT) == 0) continue_job();
 }
 
 // The keeper's part: it waits for the end of its pipe, whose write end only squallrun holds

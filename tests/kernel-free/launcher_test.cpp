@@ -839,6 +839,18 @@ TEST(Launcher, CtrlCReachesEachNodeOnce) {
   EXPECT_EQ(count_of(job.output(), "signalled again"), 0) << job.output();
 }
 
+// ^Z where squallrun leads its terminal's session (as under `ssh -t host squallrun ...`):
+// no shell could continue it, so the kernel does not stop it (its process group is orphaned),
+// and the job, which the terminal did stop, is continued too, rather than left stopped.
+TEST(Launcher, CtrlZWithNoShellToContinueTheJobLeavesItRunning) {
+  on_a_terminal job({squallrun, "-n", "2", "sh", "-c", "for i in 1 2 3 4 5 6 7 8; do echo tick-$i; sleep 0.2; done"});
+  ASSERT_TRUE(job.started()) << std::strerror(errno);
+  ASSERT_TRUE(job.read_until("tick-2\r\n", 2, 30)) << job.output();
+  job.type("\x1a");
+  EXPECT_TRUE(job.ends(30)) << "the job was stopped\n" << job.output();
+  EXPECT_EQ(count_of(job.output(), "tick-8"), 2) << job.output();
+}
+
 TEST(Launcher, ProgramWithoutLauncherIsOneNode) {
   const auto o = run(scenarios + " stats");
   EXPECT_EQ(o.status, 0) << o.output;
