@@ -193,8 +193,7 @@ struct Answer {
   std::string out, err;
 };
 Answer answer_as(const char* variable, const char* value, std::vector<const char*> argv) {
-  unsetenv("SQUALL_NODE");
-  unsetenv("PMIX_RANK");
+  for (const char* name : {"SQUALL_NODE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) unsetenv(name);
   if (*variable != '\0') setenv(variable, value, 1);
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
@@ -219,7 +218,11 @@ TEST(RunProgram, OnlyTheFirstProcessOfAJobAnswersTheCommandLine) {
                {"SQUALL_NODE", "1", false},
                {"SQUALL_NODE", "03", false},
                {"PMIX_RANK", "0", true},
-               {"PMIX_RANK", "2", false}};
+               {"PMIX_RANK", "2", false},
+               {"PMI_RANK", "0", true},  // MPICH's Hydra
+               {"PMI_RANK", "1", false},
+               {"SLURM_PROCID", "0", true},  // srun without PMIx
+               {"SLURM_PROCID", "5", false}};
   for (const auto& c : cases) {
     const std::string as = std::string(c.variable) + "=" + c.value;
     const Answer bad = answer_as(c.variable, c.value, {"prog", "--bogus", "1"});

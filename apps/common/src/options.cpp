@@ -26,10 +26,12 @@ std::uint64_t parse_count(const std::string& name, const std::string& text, std:
 
 // Whether this process is the first of its job as its launcher numbers it: squallrun's
 // SQUALL_NODE, or a PMIx launcher's PMIX_RANK (mpirun, for the MPI versions), the two that
-// Squall's runtime reads. Read from the environment, since some programs read their options
-// before they start a runtime; a process started alone is the first of a job of one.
+// Squall's runtime reads, then the ranks of launchers without PMIx (MPICH's Hydra PMI_RANK,
+// Slurm's SLURM_PROCID), for the MPI versions. Read from the environment, since some
+// programs read their options before they start a runtime; a process started alone is the
+// first of a job of one.
 bool first_of_job() {
-  for (const char* name : {"SQUALL_NODE", "PMIX_RANK"}) {
+  for (const char* name : {"SQUALL_NODE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     const char* value = std::getenv(name);
     if (value != nullptr && *value != '\0') return std::strtol(value, nullptr, 10) == 0;
   }
