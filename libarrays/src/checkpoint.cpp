@@ -385,20 +385,29 @@ void checkpoint(const std::string& dir) {
   }
   agree_or_undo(problem);  // every file is complete, and on disk
   squall::allreduce(std::span<const std::uint64_t>(table), std::span<std::uint64_t>(table));
+  bool renamed = false;  // node 0's manifest now names this checkpoint
   if (r.me == 0) {
     std::vector<detail::file_facts> files(table.size() / 3);
     for (std::size_t i = 0; i < files.size(); ++i) files[i] = {table[3 * i], table[3 * i + 1], table[3 * i + 2]};
     const std::string manifest = dir + "/manifest", next = dir + "/manifest.new";
     try {
       detail::write_file(next, detail::manifest(r, files, tag));
+      // Once renamed, the manifest names this checkpoint's files: a failure after it (the
+      // directory's sync) is reported, but must not remove them.
       if (::rename(next.c_str(), manifest.c_str()) != 0) detail::io_error("cannot rename " + next + " to", manifest);
+      renamed = true;
       detail::sync_directory(dir);
     } catch (const squall::usage_error& e) {
       problem = detail::reason(e);
       ::unlink(next.c_str());
     }
   }
-  agree_or_undo(problem);
+  const auto renamed_at_node0 = static_cast<std::uint64_t>(renamed);
+  if (squall::allreduce(renamed_at_node0, squall::op::max{}) != 0) {
+    detail::agree_on_problem(r, problem);
+  } else {
+    agree_or_undo(problem);
+  }
   if (r.me == 0) {
     // The older checkpoints' files (and a failed one's, if its node was killed first).
     std::set<std::string> mine;
