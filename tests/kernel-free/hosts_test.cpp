@@ -106,6 +106,10 @@ class cluster {
       sh("ip -n " + ns(host_name(from)) + " neigh replace " + address(to) + " lladdr 02:00:00:00:00:99 dev eth0 nud permanent");
     }
   }
+  // Host `from` loses its route to host `to`: its connections there fail at once.
+  void unroute(int from, int to) const {
+    sh("ip -n " + ns(host_name(from)) + " route add unreachable " + address(to) + "/32");
+  }
   void kill_host(int h) const { signal_host(h, "KILL"); }
   void stop_host(int h) const { signal_host(h, "STOP"); }
   void signal_host(int h, const std::string& sig) const {
@@ -414,28 +418,43 @@ TEST_F(Hosts, SilenceSaidByACutOffHostIsNotBelievedWhereTheNodeIsHeard) {
   expect_host_lost(out, 2, "cut off from host 0");
 }
 
+// Each host ended early (not at SQUALL_TCP_TIMEOUT, 30 s) naming the node killed before init:
+// its own host's squallrun as it saw it end, the others' nodes as lost.
+void expect_reported_everywhere(const std::vector<outcome>& out, int victim) {
+  for (int h = 0; h < hosts; ++h) {
+    SCOPED_TRACE("node " + std::to_string(victim) + " killed, host " + std::to_string(h));
+    std::printf("node %d killed before init: host %d's squallrun exited with %d after %.2f s\n", victim, h,
+                out[h].status, out[h].seconds);
+    EXPECT_NE(out[h].status, 0) << out[h].output;
+    EXPECT_LT(out[h].seconds, 10) << out[h].output;
+    EXPECT_TRUE(squall::test::search(out[h].output, "node " + std::to_string(victim) +
+                                                        "( was lost| \\(pid [0-9]+\\) was killed by signal 9)"))
+        << out[h].output;
+  }
+}
+
 // A node killed before squall::init: only its host's squallrun sees it, while the other
 // hosts' nodes are still making their connections (waiting for its). Every host must end
-// naming it, not at SQUALL_TCP_TIMEOUT (30 s). Node 5's host mate reaches all the others
-// itself; node 2's, node 3, waits for nodes 4 and 5: it tells the nodes it reached (0 and 1),
-// and they tell 4 and 5. Node 0 is the first every other node connects to: they go on to its
-// host mate, node 1, while it does not listen (they waited for it until the timeout).
+// naming it. Node 5's host mate reaches all the others itself; node 2's, node 3, waits for
+// nodes 4 and 5: it tells the nodes it reached (0 and 1), and they tell 4 and 5. Node 0 is the
+// first every other node connects to: they go on to its host mate, node 1, while it does not
+// listen (they waited for it until the timeout).
 TEST_F(Hosts, NodeKilledBeforeInitIsReportedEverywhere) {
   for (const int victim : {5, 2, 0}) {
     job j(c_, kf_scenarios + " kill-before-init " + std::to_string(victim));
-    const auto out = j.finish(60);
-    for (int h = 0; h < hosts; ++h) {
-      SCOPED_TRACE("node " + std::to_string(victim) + " killed, host " + std::to_string(h));
-      std::printf("node %d killed before init: host %d's squallrun exited with %d after %.2f s\n", victim, h,
-                  out[h].status, out[h].seconds);
-      EXPECT_NE(out[h].status, 0) << out[h].output;
-      EXPECT_LT(out[h].seconds, 10) << out[h].output;
-      // Its own host's squallrun names it as it saw it end; the others' nodes, as lost.
-      EXPECT_TRUE(squall::test::search(out[h].output, "node " + std::to_string(victim) +
-                                                          "( was lost| \\(pid [0-9]+\\) was killed by signal 9)"))
-          << out[h].output;
-    }
+    expect_reported_everywhere(j.finish(60), victim);
   }
+}
+
+// The same with node 0, host 2 having no route to host 0: its nodes reach only host 1's, which
+// wait for node 0 and do not answer. Told by node 1, those answer them to tell them in turn.
+// (When node 1 ended before node 4 reached it, node 4 waited on node 2 until the timeout.)
+TEST_F(Hosts, NodeKilledBeforeInitIsReportedByNodesThatWaitedForIt) {
+  c_.unroute(2, 0);
+  job j(c_, kf_scenarios + " kill-before-init 0");
+  const auto out = j.finish(60);
+  expect_reported_everywhere(out, 0);
+  EXPECT_TRUE(squall::test::search(out[2].output, "said by node [23] as it ended")) << out[2].output;
 }
 
 // Node 1 computes for 5 s while the others wait for it: no link carries a packet meanwhile,

@@ -88,6 +88,7 @@ std::vector<int> connect_mesh(int me, const std::vector<bool>& over_tcp, const s
   const int n = static_cast<int>(over_tcp.size());
   const std::int64_t deadline = now_ns() + timeout_ns;
   std::vector<int> fds(static_cast<std::size_t>(n), -1);
+  watch.answer_on(l, secret, over_tcp);  // answers the higher peers waiting here, once aborted
   // The lower peers in turn, round after round: one not listening yet does not keep this node
   // from the others. A node that died before init never listens, and only its host knows;
   // taken in order, every node behind it waited for it until the deadline, while its host

@@ -13,6 +13,7 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
+#include "transport/tcp/accepting.hpp"
 #include "transport/tcp/endings.hpp"
 #include "transport/tcp/frames.hpp"
 
@@ -48,6 +49,10 @@ setup_watch::~setup_watch() {
   wake(wake_fd_);
   thread_.join();
   ::close(wake_fd_);
+  answering_.reset();  // refuses the handshakes it has under way
+  for (const int fd : answered_) {
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 void setup_watch::made(int node, int fd) {
@@ -58,6 +63,29 @@ void setup_watch::made(int node, int fd) {
     last_made_ = now_ns();
   }
   wake(wake_fd_);  // told at once if the job was aborted
+}
+
+void setup_watch::answer_on(const listener& l, const job_secret& secret, const std::vector<bool>& over_tcp) {
+  std::lock_guard g(mu_);
+  listener_ = &l;
+  secret_ = &secret;
+  over_tcp_ = over_tcp;
+}
+
+int setup_watch::answer_waiting() {
+  {
+    std::lock_guard g(mu_);
+    if (listener_ == nullptr) return -1;
+    if (!answering_) {
+      answered_.assign(static_cast<std::size_t>(nodes_), -1);
+      answering_ = std::make_unique<accepting>(me_, nodes_, over_tcp_, *listener_, *secret_, answered_);
+    }
+  }
+  answering_->step(now_ns());  // what has arrived, without waiting
+  for (int peer = 0; peer < nodes_; ++peer) {
+    if (answered_[static_cast<std::size_t>(peer)] >= 0) made(peer, answered_[static_cast<std::size_t>(peer)]);
+  }
+  return listener_->fd();
 }
 
 void setup_watch::say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
@@ -78,10 +106,12 @@ void setup_watch::say_ending(int lost_node, std::uint32_t silent_ms, const std::
 
 void setup_watch::run() {
   std::int64_t aborted_at = 0;
+  int listening = -1;  // once aborted, the listener (answer_on)
   std::vector<pollfd> set;
-  std::vector<std::size_t> of;  // the connection of each pollfd after the first
+  std::vector<std::size_t> of;  // the connection of each pollfd after the wake and listener
   while (!stopping_.load()) {
     set.assign(1, {wake_fd_, POLLIN, 0});
+    if (listening >= 0) set.push_back({listening, POLLIN, 0});
     of.clear();
     {
       std::lock_guard g(mu_);
@@ -99,13 +129,14 @@ void setup_watch::run() {
       [[maybe_unused]] auto r = ::read(wake_fd_, &v, sizeof v);
     }
     if (stopping_.load()) return;
-    for (std::size_t k = 1; k < set.size(); ++k) {
+    const std::size_t first = set.size() - of.size();  // the first connection's pollfd
+    for (std::size_t k = first; k < set.size(); ++k) {
       if (set[k].revents == 0) continue;
       connection c;
       {
         std::lock_guard g(mu_);
-        conns_[of[k - 1]].closed = true;
-        c = conns_[of[k - 1]];
+        conns_[of[k - first]].closed = true;
+        c = conns_[of[k - first]];
       }
       read_closed(c);
     }
@@ -115,6 +146,7 @@ void setup_watch::run() {
     if (!hooks_.aborted(lost, silent_ms, why)) continue;
     const std::int64_t now = now_ns();
     if (aborted_at == 0) aborted_at = now;
+    listening = answer_waiting();
     say_ending(lost, silent_ms, why);
     std::int64_t last_made;
     {

@@ -9,20 +9,29 @@
 //   - once this node's job is aborted, every peer reached is told at once, and so is each
 //     reached later: an ending frame, then the connection half-closed so that the peer reads
 //     it now. Peers this node has yet to reach may be waiting for the lost node rather than
-//     for this one, so the node ends (`end`) once no connection was made for 2 s.
+//     for this one, so the node ends (`end`) once no connection was made for 2 s;
+//   - once aborted, it also answers the connections waiting on the node's listener
+//     (answer_on), which are then told in turn. Until then a peer waited there in vain while
+//     the node had yet to reach its own lower peers: node 0 killed, node 4 waited for node 2,
+//     which waited for node 0, and reached node 1 only after node 1 (told by its host) ended.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "transport/tcp/endings.hpp"
+#include "transport/tcp/secret.hpp"
 #include "transport/tcp/socket_io.hpp"
 
 namespace squall::tcp {
+
+class accepting;
+class listener;
 
 class setup_watch {
  public:
@@ -42,6 +51,9 @@ class setup_watch {
 
   // Connection `fd` to `node` is made (again for one already known: ignored).
   void made(int node, int fd);
+  // Once the job is aborted, answers the connections waiting on `l` from the higher peers
+  // marked in `over_tcp` (accepting.hpp), as made connections. `l` and `secret` outlive this.
+  void answer_on(const listener& l, const job_secret& secret, const std::vector<bool>& over_tcp);
   // Sends an ending frame on every connection made that has not had one, and half-closes it.
   void say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why);
 
@@ -53,6 +65,7 @@ class setup_watch {
   };
   void run();
   void read_closed(const connection& c);  // reports what its node left on it
+  int answer_waiting();                    // the listener's fd to poll, or -1 (answer_on)
 
   int me_, nodes_;
   std::size_t max_body_;
@@ -60,6 +73,12 @@ class setup_watch {
   std::mutex mu_;
   std::vector<connection> conns_;
   std::int64_t last_made_ = 0;  // when a connection was last made (under mu_)
+  // answer_on's (set under mu_); then the watch thread's alone.
+  const listener* listener_ = nullptr;
+  const job_secret* secret_ = nullptr;
+  std::vector<bool> over_tcp_;
+  std::vector<int> answered_;  // the connections it made, by peer (-1: none)
+  std::unique_ptr<accepting> answering_;
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
