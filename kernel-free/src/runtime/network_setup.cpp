@@ -30,6 +30,7 @@
 #include "transport/routed_transport.hpp"
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/tcp_transport.hpp"
+#include "transport/ucx/interface_stamp.hpp"
 #include "transport/ucx/plugin.hpp"
 
 namespace squall::rt {
@@ -114,6 +115,18 @@ std::vector<tcp::endpoint> published_endpoints(const node_runtime& nd, std::int6
   return eps;
 }
 
+// Refuses a UCX module from another build (plugin.hpp): `stamp` is its interface stamp.
+void check_stamp(const std::string& path, const char* stamp) {
+  const std::string ours = SQUALL_UCX_INTERFACE_STAMP;
+  if (stamp != nullptr && stamp == ours) return;
+  const std::string what = stamp == nullptr ? "it has no interface stamp"
+                                            : "interface " + std::string(stamp).substr(0, 12) + ", this library's " +
+                                                  ours.substr(0, 12);
+  fatal("UCX: %s is not the module of this Squall library (%s): it was built from other sources or with other "
+        "flags; install the libsquall-ucx.so built with this library",
+        path.c_str(), what.c_str());
+}
+
 // The UCX transport, from its module beside this library (transport/ucx/plugin.hpp). UCX's
 // memory hooks stay off unless UCX_MEM_EVENTS asks for them: they would run inside every
 // madvise of Squall's fault handlers, in signal context (the cost: no registration cache for
@@ -129,6 +142,7 @@ std::unique_ptr<network_transport> load_ucx(node_runtime& nd, std::vector<int> f
   ::setenv("UCX_MEM_EVENTS", "no", 0);
   void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (module == nullptr) fatal("UCX: cannot load %s: %s", path.c_str(), ::dlerror());
+  check_stamp(path, static_cast<const char*>(::dlsym(module, ucx::stamp_symbol)));
   auto create = reinterpret_cast<ucx::create_fn>(::dlsym(module, ucx::create_symbol));
   if (create == nullptr) fatal("UCX: %s has no %s", path.c_str(), ucx::create_symbol);
   return std::unique_ptr<network_transport>(create(nd.me, &fds, &nd.on_this_host, nd.shm->max_packet(), &hooks, deadline));

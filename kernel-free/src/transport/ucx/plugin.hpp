@@ -3,7 +3,9 @@
 // asks for UCX: a process that does not use UCX never loads it, and so never gets UCX's
 // memory hooks, which replace mmap, munmap and madvise process-wide (with them a ThreadSanitizer
 // build crashed at its first thread, UCX unused). The runtime finds the module beside its own
-// library and calls this function of it.
+// library and calls this function of it, once the module's interface stamp matches its own:
+// a module from another build (other sources, compiler, build type or sanitizers) is refused
+// with a clear error rather than run into undefined behaviour (cmake/interface_stamp.cmake).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,5 +19,6 @@ using create_fn = network_transport* (*)(int me, std::vector<int>* sockets, cons
                                          std::size_t max_packet, const network_hooks* hooks, std::int64_t deadline_ns);
 inline constexpr const char* module_name = "libsquall-ucx.so";
 inline constexpr const char* create_symbol = "squall_ucx_transport_create";
+inline constexpr const char* stamp_symbol = "squall_ucx_interface_stamp";  // const char[]: the stamp
 
 }  // namespace squall::ucx
