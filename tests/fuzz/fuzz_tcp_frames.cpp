@@ -7,10 +7,11 @@
 #include <span>
 #include <string>
 
-#include "transport/tcp/endings.hpp"
+#include "transport/endings.hpp"
 #include "transport/tcp/frames.hpp"
 
 using namespace squall::tcp;
+using squall::report_ending;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);

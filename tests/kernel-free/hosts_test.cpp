@@ -564,6 +564,19 @@ TEST_F(HostsOverUcx, HostWhoseLinkIsCutIsReportedLost) {
   expect_host_lost(j.finish(60), 2, "link cut, over UCX", false);
 }
 
+// As Hosts.SurvivorsNameTheLostHostNotTheOneThatEndedFirst, over UCX: host 0 ends first,
+// naming host 2's node as silent, and host 1 names that node from host 0's ending message.
+// (Without ending messages over UCX, host 1 saw host 0's endpoints fail and blamed host 0.)
+TEST_F(HostsOverUcx, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
+  const std::string quick = over_ucx + " SQUALL_LIVENESS_S=2", slow = over_ucx + " SQUALL_LIVENESS_S=20";
+  job j(c_, scenarios + " barriers 600", {quick, slow, slow});
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  const auto out = stop_last_host(j);
+  EXPECT_GT(count_of(out[0].output, "has not answered for"), 0) << out[0].output;
+  EXPECT_TRUE(squall::test::search(out[1].output, "said by node [01] as it ended")) << out[1].output;
+  expect_host_lost(out, 2, "stopped, noticed by host 0, over UCX");
+}
+
 TEST_F(HostsOverUcx, IdleLinksAreNotSilence) {
   const std::string liveness = over_ucx + " SQUALL_LIVENESS_S=2";
   job j(c_, kf_scenarios + " compute 1 5", {liveness, liveness, liveness});

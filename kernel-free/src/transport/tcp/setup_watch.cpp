@@ -14,7 +14,7 @@
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "transport/tcp/accepting.hpp"
-#include "transport/tcp/endings.hpp"
+#include "transport/endings.hpp"
 #include "transport/tcp/frames.hpp"
 
 namespace squall::tcp {

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "transport/tcp/endings.hpp"
+#include "transport/endings.hpp"
 #include "transport/tcp/secret.hpp"
 #include "transport/tcp/socket_io.hpp"
 

@@ -15,7 +15,7 @@
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "stats/counters.hpp"
-#include "transport/tcp/endings.hpp"
+#include "transport/endings.hpp"
 #include "transport/tcp/frames.hpp"
 #include "transport/tcp/refusals.hpp"
 

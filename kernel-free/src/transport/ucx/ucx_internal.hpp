@@ -40,7 +40,8 @@ inline const int peers_reached = stats::counter_slot("ucx.peers");
 inline void count(int slot, std::uint64_t n = 1) { stats::counter_at(slot).fetch_add(n, std::memory_order_relaxed); }
 
 inline constexpr unsigned am_id = 1;
-inline constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2, kind_heartbeat = 3, kind_large = 4;
+// ending: the sender ends abnormally; the message is its ending body (transport/endings.hpp).
+inline constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2, kind_heartbeat = 3, kind_large = 4, kind_ending = 5;
 
 // A packet this small is sent from a copy on the stack when UCX can complete it at once.
 inline constexpr std::size_t immediate_bytes = 1024;

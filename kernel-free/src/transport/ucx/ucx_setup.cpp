@@ -17,6 +17,7 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
+#include "transport/endings.hpp"
 #include "transport/tcp/socket_io.hpp"
 #include "transport/ucx/ucx_internal.hpp"
 
@@ -248,6 +249,29 @@ void ucx_transport::say_alive() {
     const std::uint64_t out = p->frames_out.load(std::memory_order_relaxed);
     if (out == p->frames_out_seen) send_frame(*p, kind_heartbeat, {}, {}, 0, nullptr);
     p->frames_out_seen = p->frames_out.load(std::memory_order_relaxed);
+  }
+}
+
+// fatal's last words, from any thread: an ending message to every peer still there. UCX
+// completes so small a send at once, or the worker is progressed here for a moment (unless
+// another thread progresses it, which may be this one, ending from a callback). Not once
+// shutdown began: it closes the endpoints, and every node passed finalize's barrier.
+void ucx_transport::say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
+  const std::int64_t deadline = now_ns() + 100'000'000;
+  std::unique_lock g(alive_mu_, std::defer_lock);  // the watchdog's thread may be the one ending
+  while (!g.try_lock()) {
+    if (now_ns() >= deadline) return;
+    ::usleep(100);
+  }
+  if (closing_.load()) return;
+  const std::vector<std::byte> body = ending_body(lost_node, silent_ms, why, max_packet_);
+  for (auto& p : peers_) {
+    if (p) send_frame(*p, kind_ending, {}, body, body.size(), nullptr);
+  }
+  for (auto& p : peers_) {
+    while (p && !p->ended.load() && p->bytes_in_flight.load() != 0 && now_ns() < deadline) {
+      if (!progress_once()) ::usleep(100);
+    }
   }
 }
 

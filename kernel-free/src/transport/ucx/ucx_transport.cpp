@@ -10,6 +10,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
+#include "transport/endings.hpp"
 #include "transport/ucx/ucx_internal.hpp"
 
 namespace squall::ucx {
@@ -165,9 +166,10 @@ void ucx_transport::on_message(const void* header, std::size_t header_length, vo
     }
   }
   const std::size_t head_length = header_length - (p != nullptr ? sizeof h : 0);
+  const bool sized = h.kind == kind_goodbye || h.kind == kind_heartbeat ||
+                     ((h.kind == kind_packet || h.kind == kind_ending) && length <= max_packet_);
   const bool well_formed = h.kind == kind_large ? head_length > 0 && head_length <= large_head_bytes
-                                                : head_length == 0 && h.kind >= kind_packet && h.kind <= kind_heartbeat &&
-                                                      (h.kind != kind_packet || length <= max_packet_);
+                                                : head_length == 0 && sized && !(h.kind == kind_ending && rendezvous);
   if (p == nullptr || !well_formed) {
     // Not from a peer that proved the job's secret (or not a frame of ours): never read.
     if (stats::counter_at(messages_refused).fetch_add(1, std::memory_order_relaxed) < 3) {
@@ -184,6 +186,12 @@ void ucx_transport::on_message(const void* header, std::size_t header_length, vo
     return;
   }
   if (h.kind == kind_heartbeat) return;
+  if (h.kind == kind_ending) {
+    p->ended.store(true);  // its endpoint failing next is no news
+    report_ending(me_, p->node, static_cast<int>(peers_.size()),
+                  {static_cast<const std::byte*>(data), length}, hooks_.lost, hooks_.hears);
+    return;
+  }
   auto a = std::make_unique<arrival>();
   a->from = p;
   arrival* raw = a.get();

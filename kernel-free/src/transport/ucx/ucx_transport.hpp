@@ -78,6 +78,7 @@ class ucx_transport final : public network_transport {
   bool in_use(int node) const override;
   void say_alive() override;
   void shutdown(std::int64_t timeout_ns) override;
+  void say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) override;
   std::string describe() const override { return description_; }
 
   // One-sided reads by UCX's RMA get (ucp_mem_map, ucp_rkey_pack, ucp_get_nbx); offered
@@ -126,7 +127,7 @@ class ucx_transport final : public network_transport {
   std::atomic<std::size_t> large_sends_{0};  // large packets UCX has not finished sending
   std::atomic<bool> stopping_{false};
   std::atomic<bool> closing_{false};  // in shutdown: a peer's failure is no loss any more
-  std::mutex alive_mu_;                // heartbeats (the watchdog's thread) against shutdown
+  std::mutex alive_mu_;                // heartbeats (the watchdog's thread) and endings against shutdown
   bool arrived_here_ = false;  // the I/O thread's progress took a packet in (under progress_mu_)
   io_parking parking_;
   int epoll_fd_ = -1, stop_fd_ = -1, worker_fd_ = -1;

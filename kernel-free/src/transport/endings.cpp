@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "transport/tcp/endings.hpp"
+#include "transport/endings.hpp"
 
 #include <cstdint>
 #include <cstring>
 
-namespace squall::tcp {
+namespace squall {
 namespace {
 
 struct ending_head {
@@ -44,4 +44,4 @@ void report_ending(int me, int from, int nodes, std::span<const std::byte> body,
   }
 }
 
-}  // namespace squall::tcp
+}  // namespace squall

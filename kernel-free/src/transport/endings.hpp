@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The ending frame (frames.hpp, kind_ending): a node that ends abnormally tells each peer
-// the node it blames and why, so that its peers name the cause, not the sender's closing.
-// The TCP transport sends and reads it once the job runs, and the set-up's watch while the
-// connections are made (setup_watch.hpp): one body, one reading of it.
+// The ending message: a node that ends abnormally tells each peer across the network the node
+// it blames and why, so that its peers name the cause, not the sender's closing. The TCP
+// transport sends and reads it as a frame (tcp/frames.hpp, kind_ending) once the job runs, the
+// set-up's watch while the connections are made (tcp/setup_watch.hpp), and the UCX transport as
+// a message of its own kind: one body, one reading of it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace squall::tcp {
+namespace squall {
 
 // As network_hooks::lost and network_hooks::hears.
 using lost_fn = std::function<void(int node, const std::string& why, std::uint32_t silent_ms)>;
@@ -32,4 +33,4 @@ std::vector<std::byte> ending_body(int lost_node, std::uint32_t silent_ms, const
 void report_ending(int me, int from, int nodes, std::span<const std::byte> body, const lost_fn& lost,
                    const hears_fn& hears);
 
-}  // namespace squall::tcp
+}  // namespace squall
