@@ -216,6 +216,9 @@ class Hosts : public ::testing::Test {
     out.push_back(j.parts[hosts - 1]->finish(60, j.since));
     return out;
   }
+  // Host 2 stopped: host 0 (SQUALL_LIVENESS_S=2) names it silent and ends first; host 1
+  // (20 s) names it too, from what host 0's nodes said as they ended. `env`: the network's.
+  void expect_survivors_name_the_stopped_host(const std::string& env);
   cluster c_;
 };
 
@@ -322,6 +325,17 @@ void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char
   EXPECT_TRUE(named_lost_host) << how << ": no host named a node of host " << lost_host;
 }
 
+void Hosts::expect_survivors_name_the_stopped_host(const std::string& env) {
+  const std::string quick = env + "SQUALL_LIVENESS_S=2", slow = env + "SQUALL_LIVENESS_S=20";
+  job j(c_, scenarios + " barriers 600", {quick, slow, slow});
+  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
+  const auto out = stop_last_host(j);
+  EXPECT_GT(count_of(out[0].output, "has not answered for"), 0) << out[0].output;
+  // Host 0's nodes are 0 and 1: whichever ended first told host 1.
+  EXPECT_TRUE(squall::test::search(out[1].output, "said by node [01] as it ended")) << out[1].output;
+  expect_host_lost(out, 2, env.empty() ? "stopped, noticed by host 0" : "stopped, noticed by host 0, over UCX");
+}
+
 // Reported once silent for SQUALL_LIVENESS_S (the connections' keepalive and user timeout
 // end 2 s later).
 TEST_F(Hosts, HostWhoseLinkIsCutIsReportedLost) {
@@ -391,16 +405,7 @@ TEST_F(Hosts, HostWhoseProcessesAreStoppedIsReportedSilent) {
 // Host 0 notices the stopped host 2 first (its limit is 2 s, host 1's 20 s) and ends. Host 1
 // then sees host 0's connections close: it names host 2's node from host 0's ending frame,
 // where it used to name host 0's nodes, healthy ones that had merely ended first.
-TEST_F(Hosts, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
-  const std::string quick = "SQUALL_LIVENESS_S=2", slow = "SQUALL_LIVENESS_S=20";
-  job j(c_, scenarios + " barriers 600", {quick, slow, slow});
-  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
-  const auto out = stop_last_host(j);
-  EXPECT_GT(count_of(out[0].output, "has not answered for"), 0) << out[0].output;
-  // Host 0's nodes are 0 and 1: whichever ended first told host 1.
-  EXPECT_TRUE(squall::test::search(out[1].output, "said by node [01] as it ended")) << out[1].output;
-  expect_host_lost(out, 2, "stopped, noticed by host 0");
-}
+TEST_F(Hosts, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) { expect_survivors_name_the_stopped_host(""); }
 
 // Hosts 0 and 2 are cut apart, each still reaching host 1. Host 2's nodes, with the shorter
 // liveness limit, stop hearing host 0's and end saying that one of them has been silent for
@@ -564,17 +569,11 @@ TEST_F(HostsOverUcx, HostWhoseLinkIsCutIsReportedLost) {
   expect_host_lost(j.finish(60), 2, "link cut, over UCX", false);
 }
 
-// As Hosts.SurvivorsNameTheLostHostNotTheOneThatEndedFirst, over UCX: host 0 ends first,
-// naming host 2's node as silent, and host 1 names that node from host 0's ending message.
-// (Without ending messages over UCX, host 1 saw host 0's endpoints fail and blamed host 0.)
+// As Hosts.SurvivorsNameTheLostHostNotTheOneThatEndedFirst, over UCX: host 1 names host 2's
+// node from host 0's ending message. (Without ending messages over UCX, host 1 saw host 0's
+// endpoints fail and blamed host 0.)
 TEST_F(HostsOverUcx, SurvivorsNameTheLostHostNotTheOneThatEndedFirst) {
-  const std::string quick = over_ucx + " SQUALL_LIVENESS_S=2", slow = over_ucx + " SQUALL_LIVENESS_S=20";
-  job j(c_, scenarios + " barriers 600", {quick, slow, slow});
-  ASSERT_TRUE(j.all_up(60)) << j.parts[0]->output();
-  const auto out = stop_last_host(j);
-  EXPECT_GT(count_of(out[0].output, "has not answered for"), 0) << out[0].output;
-  EXPECT_TRUE(squall::test::search(out[1].output, "said by node [01] as it ended")) << out[1].output;
-  expect_host_lost(out, 2, "stopped, noticed by host 0, over UCX");
+  expect_survivors_name_the_stopped_host(over_ucx + " ");
 }
 
 TEST_F(HostsOverUcx, IdleLinksAreNotSilence) {
