@@ -11,7 +11,10 @@
 // a new tag, and its manifest is written beside the old one, synced, then renamed over it. A
 // crash or a full disk at any point leaves the directory's manifest naming whole files (the
 // old checkpoint's until the rename, the new one's after it); once the new manifest is in
-// place, node 0 removes the old checkpoint's files, and a failed checkpoint removes its own.
+// place, the old checkpoint's files are removed (remove_older_files), and a failed checkpoint
+// removes its own. Every node makes the directory and writes its files there: where hosts do
+// not share the file system, each host's directory holds its nodes' files (and node 0's the
+// manifest, which node 0 reads for every node on restart).
 // A restart on m nodes has node k read the files of writing nodes k, k+m, k+2m, ... Every node
 // checks its files against the manifest and their headers before any element is sent, and
 // the nodes agree on the first problem found, so a damaged checkpoint fails on every node,
@@ -304,6 +307,27 @@ std::vector<record> check_file(const std::string& path, std::string_view bytes, 
   return records;
 }
 
+// Once checkpoint `tag` is in place: the node files of older checkpoints (and of a failed
+// one whose node was killed first). Node 0 removes every node's, each other node its own
+// (where hosts do not share the directory, those are only on its host). Never another
+// node's at another node: node 0 starts the next checkpoint, so only its removal is surely
+// over before any node writes that checkpoint's files.
+void remove_older_files(const runtime& r, const std::string& dir, const std::string& tag) {
+  std::set<std::string> current;
+  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+    for (int n = 0; n < r.nodes; ++n) current.insert(file_name(a, n, tag));
+  }
+  const std::string own = ".node-" + std::to_string(r.me);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::size_t at = name.find(".node-");
+    if (!name.starts_with("array-") || at == std::string::npos || current.contains(name)) continue;
+    const bool owned = name.compare(at, own.size(), own) == 0 &&
+                       (name.size() == at + own.size() || name[at + own.size()] == '.');
+    if (r.me == 0 || owned) std::filesystem::remove(entry.path(), ec);
+  }
+}
 
 }  // namespace
 
@@ -348,7 +372,7 @@ void checkpoint(const std::string& dir) {
   detail::runtime& r = detail::rt();
   if (dir.empty()) throw squall::usage_error("libarrays: checkpoint(\"\"): the checkpoint directory's path is empty");
   std::string problem;
-  if (r.me == 0) {
+  {  // by every node: hosts without a shared file system each hold their own nodes' files
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) problem = "libarrays: cannot make the checkpoint directory " + dir + ": " + ec.message();
@@ -408,20 +432,7 @@ void checkpoint(const std::string& dir) {
   } else {
     agree_or_undo(problem);
   }
-  if (r.me == 0) {
-    // The older checkpoints' files (and a failed one's, if its node was killed first).
-    std::set<std::string> mine;
-    for (std::size_t a = 0; a < r.arrays.size(); ++a) {
-      for (int n = 0; n < r.nodes; ++n) mine.insert(detail::file_name(a, n, tag));
-    }
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("array-") && name.find(".node-") != std::string::npos && !mine.contains(name)) {
-        std::filesystem::remove(entry.path(), ec);
-      }
-    }
-  }
+  detail::remove_older_files(r, dir, tag);
 }
 
 void restart(const std::string& dir) {

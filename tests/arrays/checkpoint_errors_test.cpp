@@ -467,4 +467,36 @@ TEST_F(CheckpointErrors, ARestartIntoAnArrayThatHoldsElementsIsRefused) {
   empty_array();
 }
 
+// Hosts without a shared file system: one relative path names a directory of each node's
+// own (each node's working directory differs here). Only node 0 used to make the directory,
+// so the other nodes could not write their files, and only node 0 removed older files. Now
+// every node makes it and, after a second checkpoint, holds only its files of that one (node
+// 0 the manifest too); a restart reads them back.
+TEST_F(CheckpointErrors, EachNodesOwnDirectoryHoldsItsLatestFiles) {
+  arrays::restart(dir_ + ".good");
+  const fs::path disk = fs::path(job_dir()) / ("disk-of-node-" + std::to_string(squall::node()));
+  fs::create_directories(disk);
+  const fs::path was = fs::current_path();
+  fs::current_path(disk);
+  arrays::checkpoint("local");
+  if (squall::node() == 0) blobs().broadcast<&Blob::bump>();
+  arrays::quiesce();
+  const std::uint64_t bumped = array_sum();
+  arrays::checkpoint("local");
+  squall::barrier();
+  std::vector<std::string> expected{"array-0.node-" + std::to_string(squall::node())};
+  if (squall::node() == 0) expected.push_back("manifest");
+  std::vector<std::string> held = names_in("local");
+  for (std::string& name : held) {
+    if (name.starts_with("array-")) name = name.substr(0, name.rfind('.'));  // the tag
+  }
+  EXPECT_EQ(held, expected);
+  empty_array();
+  arrays::restart("local");
+  EXPECT_EQ(array_count(), elements());
+  EXPECT_EQ(array_sum(), bumped);
+  fs::current_path(was);
+  empty_array();
+}
+
 }  // namespace
