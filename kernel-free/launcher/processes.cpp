@@ -18,18 +18,6 @@ namespace squallrun {
 
 namespace {
 
-// Process `pid` as /proc/PID/stat shows it ("pid (comm) state ppid pgrp ..."), or nothing.
-std::optional<process> process_of(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return std::nullopt;
-  const auto paren = text.rfind(')');  // comm may hold spaces and parentheses
-  if (paren == std::string::npos || paren + 4 > text.size()) return std::nullopt;
-  char* rest = nullptr;
-  const auto parent = static_cast<pid_t>(std::strtol(text.c_str() + paren + 4, &rest, 10));
-  return process{pid, parent, static_cast<pid_t>(std::strtol(rest, nullptr, 10)), text[paren + 2]};
-}
-
 // squallrun's children still to be reaped, but the keeper. The launcher is a child subreaper
 // (main), so once the nodes have ended these are what they left: processes that a node
 // started and that outlived it (a wrapper script's command, a helper, a daemon).
@@ -68,6 +56,18 @@ void signal_all(const std::vector<pid_t>& pids, int sig) {
 }
 
 }  // namespace
+
+// Process `pid` as /proc/PID/stat shows it ("pid (comm) state ppid pgrp ..."), or nothing.
+std::optional<process> process_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return std::nullopt;
+  const auto paren = text.rfind(')');  // comm may hold spaces and parentheses
+  if (paren == std::string::npos || paren + 4 > text.size()) return std::nullopt;
+  char* rest = nullptr;
+  const auto parent = static_cast<pid_t>(std::strtol(text.c_str() + paren + 4, &rest, 10));
+  return process{pid, parent, static_cast<pid_t>(std::strtol(rest, nullptr, 10)), text[paren + 2]};
+}
 
 std::vector<process> all_processes() {
   std::vector<process> found;

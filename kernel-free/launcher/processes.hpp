@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace squallrun {
@@ -19,6 +20,8 @@ struct process {
 
 // Every process of this host that /proc shows.
 std::vector<process> all_processes();
+// Process `pid` as /proc/PID/stat shows it, or nothing (it has ended).
+std::optional<process> process_of(pid_t pid);
 
 // `sig` to every process of the job (`keeper`: the keeper's pid, 0 if none) but those of
 // process groups `skip` and `skip_too` (0: none), not only to the nodes: a node that is a
