@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The keeper: a child of squallrun, not a node, that leads the job's process group and ends
-// that group once squallrun is gone, however it ends (SIGKILL included).
+// that group, and what of the job left it (escapees.hpp), once squallrun is gone, however it
+// ends (SIGKILL included).
 #pragma once
 #include <sys/types.h>
 

@@ -753,6 +753,79 @@ TEST(Launcher, NothingOfTheJobsProcessGroupOutlivesItsEnd) {
   }
 }
 
+// A node script (for a node's sh -c '...') that starts three processes that leave the job's
+// process group and session: one by `setsid` in the background, two as a daemon does (a
+// double fork: a subshell starts it and ends), of which one ignores SIGTERM. Each writes its
+// pid as a file's name in `dir` (so that the test knows it, whatever setsid forks) and then
+// is a sleep; the node says "up" once all three run, and then does `then`.
+std::string start_escaped(const std::string& dir, const std::string& then) {
+  const auto escape = [&dir](const std::string& first) {
+    return "setsid sh -c \"" + first + "touch " + dir + "/\\$\\$; exec sleep 300 >/dev/null 2>&1\" &";
+  };
+  return "sh -c '" + escape("") + " (" + escape("") + ") ; (" + escape("trap \\\"\\\" TERM; ") +
+         "); until [ $(ls " + dir + " | wc -l) -ge 3 ]; do sleep 0.1; done; " + then + "'";
+}
+
+// The pids that start_escaped's processes wrote in `dir`, which is then removed.
+std::vector<int> escaped_pids(const std::string& dir) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) pids.push_back(std::stoi(entry.path().filename()));
+  std::filesystem::remove_all(dir);
+  return pids;
+}
+
+// The session that process `pid` belongs to (0: none found).
+int session_of(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text) || text.rfind(')') == std::string::npos) return 0;
+  std::istringstream rest(text.substr(text.rfind(')') + 2));
+  char state = 0;
+  int parent = 0, group = 0, session = 0;
+  return rest >> state >> parent >> group >> session ? session : 0;
+}
+
+// A process that a node started and that left the job's process group (setsid, a daemon)
+// ends with the job all the same: nothing of it outlives squallrun.
+TEST(Launcher, ProcessesThatLeftTheJobsProcessGroupEndWithTheJob) {
+  char dir[] = "/tmp/squall-escaped-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const auto o = run(squallrun + " -n 1 --grace 1 " + start_escaped(dir, "echo up; exit 0"));
+  const auto pids = escaped_pids(dir);
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "up\n"), 1) << o.output;
+  EXPECT_EQ(pids.size(), 3u) << o.output;
+  for (int pid : pids) {
+    if (!running(pid)) continue;
+    ADD_FAILURE() << "process " << pid << ", which left the job's process group, outlived squallrun\n" << o.output;
+    kill(pid, SIGKILL);
+  }
+}
+
+// The same with squallrun killed outright mid-job: the keeper, which knew those processes
+// while squallrun ran, ends them (the one that ignores SIGTERM after the grace period).
+// Before, they ran on as init's. The node waits 2 s after "up" before it lets the test go
+// on: the keeper looks for the job's processes a few times a second.
+TEST(LostLauncher, ProcessesThatLeftTheJobsProcessGroupEndWhenSquallrunIsKilled) {
+  char dir[] = "/tmp/squall-escaped-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  background job(squallrun + " -n 1 --grace 1 " + start_escaped(dir, "sleep 2; echo up; wait"));
+  const bool up = job.wait_for_output("up\n", 1, 30);
+  const auto pids = escaped_pids(dir);
+  ASSERT_TRUE(up) << job.output();
+  ASSERT_EQ(pids.size(), 3u) << job.output();
+  for (int pid : pids) {
+    EXPECT_TRUE(running(pid)) << pid << "\n" << job.output();
+    EXPECT_EQ(session_of(pid), pid) << "process " << pid << " did not leave the job's session\n" << job.output();
+  }
+  ASSERT_EQ(kill(job.pid(), SIGKILL), 0);
+  EXPECT_TRUE(all_end(pids, 30)) << "process(es) that left the job's process group outlived squallrun by 30 s\n"
+                                 << job.output();
+  for (int pid : pids) {
+    if (running(pid)) kill(pid, SIGKILL);
+  }
+}
+
 // A command run as the session leader of a new terminal, whose foreground process group it
 // then leads, as a shell's foreground job does; the test types and reads at the other end.
 class on_a_terminal {
