@@ -16,8 +16,21 @@ namespace squall::arrays {
 namespace detail {
 namespace {
 
-array_state& checked(std::uint32_t array, std::uint64_t index_type) {
-  array_state& a = array_at(array);
+// The array, for a call of the program's (`what`). Its state is the scheduler thread's alone
+// (runtime.hpp), so a call from another thread is refused before it touches anything: sends
+// from two threads at once corrupted the node's tables (a segmentation fault, no message).
+array_state& program_side(std::uint32_t array, const char* what) {
+  runtime& r = rt();
+  if (std::this_thread::get_id() != r.scheduler_thread) {
+    throw squall::usage_error(std::string("libarrays: ") + what +
+                              " from a thread other than the one that created the node's first array (a node's "
+                              "arrays are used from that thread and from entry methods only)");
+  }
+  return array_at(array);
+}
+
+array_state& checked(std::uint32_t array, std::uint64_t index_type, const char* what) {
+  array_state& a = program_side(array, what);
   if (a.ops().index_type != index_type) {
     throw squall::usage_error("libarrays: array " + std::to_string(array) + " is indexed by " +
                               std::string(a.ops().index_name) + ", not by the index type given");
@@ -78,34 +91,36 @@ void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node) {
   if (on_node < -1 || on_node >= rt().nodes) {
     throw squall::usage_error("libarrays: insert on node " + std::to_string(on_node) + " of " + std::to_string(rt().nodes));
   }
-  checked(array, index_type).insert(k, on_node);
+  checked(array, index_type, "insert").insert(k, on_node);
 }
 
 void send_invoke(std::uint32_t array, std::uint64_t index_type, const key& k, std::uint64_t entry, std::string_view args,
                  std::uint64_t reply_slot) {
-  checked(array, index_type).send_invoke(k, entry, args, reply_slot);
+  checked(array, index_type, reply_slot != 0 ? "request" : "call").send_invoke(k, entry, args, reply_slot);
 }
 
 void destroy(std::uint32_t array, std::uint64_t index_type, key k) {
-  checked(array, index_type).send_invoke(k, 0, {}, 0);  // entry 0: delete the element
+  checked(array, index_type, "destroy").send_invoke(k, 0, {}, 0);  // entry 0: delete the element
 }
 
 void broadcast(std::uint32_t array, std::uint64_t entry, std::string args) {
-  array_at(array).request_broadcast(entry, std::move(args));
+  program_side(array, "broadcast").request_broadcast(entry, std::move(args));
 }
 
 element_base* local(std::uint32_t array, std::uint64_t index_type, const key& k) {
-  entry_rec* e = checked(array, index_type).find(k);
+  entry_rec* e = checked(array, index_type, "local()").find(k);
   return e != nullptr ? e->elem.get() : nullptr;
 }
 
-std::size_t local_count(std::uint32_t array) { return array_at(array).local_count(); }
+std::size_t local_count(std::uint32_t array) { return program_side(array, "local_count").local_count(); }
 
-void record_communication(std::uint32_t array, bool on) { array_at(array).record_communication(on); }
-void measure_load(std::uint32_t array, bool on) { array_at(array).measure_load(on); }
+void record_communication(std::uint32_t array, bool on) {
+  program_side(array, "record_communication").record_communication(on);
+}
+void measure_load(std::uint32_t array, bool on) { program_side(array, "measure_load").measure_load(on); }
 
 void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* ctx) {
-  array_at(array).for_each_local([&](element_base& e) { f(e, ctx); });
+  program_side(array, "for_each_local").for_each_local([&](element_base& e) { f(e, ctx); });
 }
 
 callback entry_callback(std::uint32_t array, std::uint64_t entry, const key* element) {

@@ -156,6 +156,35 @@ TEST(ArraysErrors, TheSchedulerRunsOnlyOnTheThreadThatCreatedTheArrays) {
   EXPECT_NE(what.find("thread other than"), std::string::npos) << what;
 }
 
+// The probe's: two threads sending at once corrupted the node's tables (a segmentation
+// fault, no message); one thread other than the program's went unnoticed.
+TEST(ArraysErrors, SendingFromAnotherThreadIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(30);
+  arrays::quiesce();
+  std::vector<std::string> what;
+  std::thread t([&] {
+    const auto refused = [&](auto&& f) {
+      try {
+        f();
+        what.emplace_back();
+      } catch (const squall::usage_error& e) {
+        what.emplace_back(e.what());
+      }
+    };
+    refused([&] { a[30].call<&Cell::set>(1); });
+    refused([&] { a.insert(31); });
+    refused([&] { a.broadcast<&Cell::set>(2); });
+    refused([&] { (void)a.local_count(); });
+  });
+  t.join();
+  ASSERT_EQ(what.size(), 4u);
+  for (const std::string& w : what) EXPECT_NE(w.find("thread other than"), std::string::npos) << w;
+  arrays::quiesce();
+  EXPECT_EQ(a[30].request<&Cell::get>().get(), 0);  // nothing of the other thread's arrived
+  EXPECT_EQ(a.local_count(), 1u);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

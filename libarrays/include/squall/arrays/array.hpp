@@ -10,7 +10,8 @@
 //
 // Messages reach an element wherever it lives, exactly once, while elements are inserted,
 // deleted and migrated (libarrays/PROTOCOL.md). Any node may insert, send and broadcast, from
-// its program thread or from an entry method.
+// its program thread (the one that created its first array) or from an entry method; a call
+// from another thread is refused with squall::usage_error.
 #pragma once
 #include <cstdint>
 #include <new>
