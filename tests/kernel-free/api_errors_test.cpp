@@ -28,6 +28,10 @@ TEST(ApiErrors, EveryPhase) {
   EXPECT_ERROR(am::send<on_int>(0, 1), "am::send called before squall::init");
   EXPECT_ERROR(squall::barrier(), "before squall::init");
   EXPECT_ERROR(squall::fence(), "before squall::init");
+  const std::uint64_t one = 1;
+  // The probe's: the split-phase sum's own clean-up threw again while the error unwound, and
+  // the process ended (std::terminate) instead of the caller catching usage_error.
+  EXPECT_ERROR(squall::allreduce_sum(std::span<const std::uint64_t>(&one, 1)), "squall::allreduce_sum called before squall::init");
 
   squall::init();
   EXPECT_TRUE(squall::initialized());
@@ -56,6 +60,7 @@ TEST(ApiErrors, EveryPhase) {
   EXPECT_FALSE(squall::initialized());
   EXPECT_ERROR(squall::node(), "squall::node called after squall::finalize");
   EXPECT_ERROR(am::send<on_int>(0, 1), "after squall::finalize");
+  EXPECT_ERROR(squall::allreduce_sum(std::span<const std::uint64_t>(&one, 1)), "squall::allreduce_sum called after squall::finalize");
   EXPECT_ERROR(squall::init(), "does not restart");
 }
 

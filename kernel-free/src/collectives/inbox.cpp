@@ -121,8 +121,11 @@ operation::operation(kind k, int root)
 
 operation::~operation() {
   for (auto& b : bulk_) b.wait_local();
-  if (abandoned_ || std::uncaught_exceptions() > uncaught_) {
-    rt::locked(rt::require(kind_name(kind_)), [this] {
+  // Outside init..finalize the collective has sent and received nothing, and the caller is
+  // already being told so (require() threw); throwing again from here ended the process.
+  rt::node_runtime* nd = rt::current();
+  if (nd != nullptr && (abandoned_ || std::uncaught_exceptions() > uncaught_)) {
+    rt::locked(*nd, [this] {
       dropped_ops.insert(seq_);
       inbox.erase(seq_);
     });

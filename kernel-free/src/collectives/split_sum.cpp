@@ -8,6 +8,7 @@
 
 #include "collectives/inbox.hpp"
 #include "common/log.hpp"
+#include "runtime/node.hpp"
 
 namespace squall {
 
@@ -37,7 +38,9 @@ void add_into(std::vector<std::uint64_t>& sum, const std::vector<std::byte>& got
 }
 }  // namespace
 
-allreduce_sum::allreduce_sum(std::span<const std::uint64_t> mine) : s_(std::make_unique<state>()) {
+// The runtime is checked before the state's operation takes the next collective's number.
+allreduce_sum::allreduce_sum(std::span<const std::uint64_t> mine)
+    : s_((rt::require("squall::allreduce_sum"), std::make_unique<state>())) {
   s_->sum.assign(mine.begin(), mine.end());
   const int n = nodes();
   if (node() != 0) {
