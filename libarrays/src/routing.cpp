@@ -168,15 +168,31 @@ void array_state::run_entry(entry_rec& e, const entry_info* method, const messag
     return after_entry(e);
   }
   const std::uint64_t reply_slot = m.h.a;
-  std::string result;
-  invoke_entry(*e.elem, *method, m.body, reply_slot != 0 ? &result : nullptr);
-  if (reply_slot != 0) {
-    header r;
-    r.what = kind::reply;
-    r.source = rt().me;
-    r.a = reply_slot;
-    send_to(static_cast<int>(reply_slot >> 40), r, key(), result);
+  if (reply_slot == 0) {
+    invoke_entry(*e.elem, *method, m.body, nullptr);
+    return after_entry(e);
   }
+  // A request: what the method throws goes to the future, whose get() throws it. Thrown here,
+  // it reached only this node's scheduler, and the requester waited for ever (the node that
+  // threw, too, when it was in quiesce with the requester in get()).
+  header r;
+  r.what = kind::reply;
+  r.source = rt().me;
+  r.a = reply_slot;
+  std::string result;
+  const auto failed = [&](const char* why) {
+    r.flags = failed_flag;
+    result = "libarrays: request " + std::string(method->name) + " to an element of array " + std::to_string(id_) +
+             " failed on node " + std::to_string(rt().me) + ": " + why;
+  };
+  try {
+    invoke_entry(*e.elem, *method, m.body, &result);
+  } catch (const std::exception& x) {
+    failed(x.what());
+  } catch (...) {
+    failed("an exception that is not a std::exception");
+  }
+  send_to(static_cast<int>(reply_slot >> 40), r, key(), result);
   after_entry(e);
 }
 

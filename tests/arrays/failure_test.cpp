@@ -27,6 +27,7 @@ void got_sum(const std::int64_t& v) { summed = v; }
 struct Cell : arrays::element<arrays::index1d> {
   std::int64_t value = 1;
   void boom() { throw std::runtime_error("boom on node " + std::to_string(squall::node())); }
+  std::int64_t boom_value() { throw std::runtime_error("boom on node " + std::to_string(squall::node())); }
   void sum_it() { contribute(value, arrays::sum<std::int64_t>(), arrays::on_every_node<&got_sum>()); }
   // Node 0's elements sum, the others' take the max: each node's own values agree, so only
   // node 0, where the parts meet, sees two reducers.
@@ -101,6 +102,29 @@ TEST(ArraysFailure, EveryNodeThatThrowsGetsItsOwnException) {
   const outcome o = quiesce_outcome();
   EXPECT_EQ(o.kind, "runtime_error") << o.what;  // each node threw its own
   EXPECT_EQ(o.what, "boom on node " + std::to_string(me()));
+  expect_working();
+}
+
+// The probe's: the exception reached only the scheduler of the node where the method ran, so
+// node 0 waited in get() for ever, and the thrower in quiesce for node 0 (no message).
+TEST(ArraysFailure, ARequestWhoseMethodThrowsFailsItsFuture) {
+  auto a = one_per_node();
+  const int thrower = nodes() - 1;
+  if (me() == 0) {
+    auto f = a[thrower].request<&Cell::boom_value>();
+    std::string what;
+    try {
+      f.get();
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("failed on node " + std::to_string(thrower) + ": boom on node " + std::to_string(thrower)),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("boom_value"), std::string::npos) << what;
+  }
+  const outcome o = quiesce_outcome();  // the failure was the requester's: nothing fails here
+  EXPECT_EQ(o.kind, "") << o.what;
   expect_working();
 }
 

@@ -122,7 +122,9 @@ class array {
       detail::send_invoke(array_, index_type, k_, detail::entry_method<M>::id,
                           detail::entry_method<M>::codec::encode_args(std::forward<A>(args)...), 0);
     }
-    // Runs M(args...) on the element and brings back what it returns.
+    // Runs M(args...) on the element and brings back what it returns. What M throws, the
+    // future's get() throws (squall::usage_error naming the method, array and node), not
+    // the node M ran on.
     template <auto M, class... A>
     auto request(A&&... args) const {
       check<M>();
