@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <squall/arrays/array.hpp>
@@ -258,6 +259,7 @@ struct runtime {
   std::exception_ptr failure;   // what one threw, for run_until to throw
   std::vector<std::pair<int, std::string>> deferred;  // sends that leave when the handler is done
   std::uint64_t next_slot = 1;
+  std::unordered_set<std::uint64_t> open_slots;  // requests whose result get() has not taken
   std::unordered_map<std::uint64_t, std::string> done_slots;
   std::unordered_map<std::uint64_t, std::string> failed_slots;  // why the request failed
   scheduler_counts counts;

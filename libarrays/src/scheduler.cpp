@@ -231,10 +231,18 @@ void send(int node, const header& h, std::string_view key, std::string_view body
 
 std::uint64_t open_slot() {
   runtime& r = rt();
-  return (static_cast<std::uint64_t>(r.me) << 40) | r.next_slot++;
+  const std::uint64_t s = (static_cast<std::uint64_t>(r.me) << 40) | r.next_slot++;
+  r.open_slots.insert(s);
+  return s;
 }
 
 bool slot_ready(std::uint64_t s) { return rt().done_slots.count(s) != 0; }
+
+void wait_for_slot(std::uint64_t s) {
+  // A result taken already never comes again: waiting for it hung for ever.
+  if (rt().open_slots.count(s) == 0) throw squall::usage_error("libarrays: a future's result taken twice");
+  run_until([s] { return slot_ready(s); });
+}
 
 std::string take_slot(std::uint64_t s) {
   runtime& r = rt();
@@ -242,6 +250,7 @@ std::string take_slot(std::uint64_t s) {
   if (it == r.done_slots.end()) throw squall::usage_error("libarrays: a future's result taken twice");
   std::string v = std::move(it->second);
   r.done_slots.erase(it);
+  r.open_slots.erase(s);
   if (auto f = r.failed_slots.find(s); f != r.failed_slots.end()) {
     r.failed_slots.erase(f);
     throw squall::usage_error(v);

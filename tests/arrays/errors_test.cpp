@@ -142,6 +142,20 @@ TEST(ArraysErrors, ARequestToAnElementThatDoesNotExistFailsAtQuiescence) {
   }
 }
 
+// The probe's: the second get() waited for ever for a result already taken.
+TEST(ArraysErrors, TakingAFuturesResultTwiceIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(13);
+  arrays::quiesce();
+  a[13].call<&Cell::set>(7);
+  auto f = a[13].request<&Cell::get>();
+  auto copy = f;
+  EXPECT_EQ(f.get(), 7);
+  const std::string what = error_of([&] { copy.get(); });
+  EXPECT_NE(what.find("taken twice"), std::string::npos) << what;
+  EXPECT_NE(error_of([&] { f.get(); }).find("taken twice"), std::string::npos);
+}
+
 TEST(ArraysErrors, TheSchedulerRunsOnlyOnTheThreadThatCreatedTheArrays) {
   [[maybe_unused]] auto a = arrays::array<Cell>::create();
   std::string what;

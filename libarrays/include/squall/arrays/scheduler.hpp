@@ -66,6 +66,7 @@ namespace detail {
 // Future slots: a request's result comes back to one (array.hpp's future).
 std::uint64_t open_slot();
 bool slot_ready(std::uint64_t slot);
+void wait_for_slot(std::uint64_t slot);  // runs the scheduler until it is ready; throws if taken
 std::string take_slot(std::uint64_t slot);
 }  // namespace detail
 
@@ -74,11 +75,11 @@ class future {
  public:
   explicit future(std::uint64_t slot) : slot_(slot) {}
   bool ready() const { return detail::slot_ready(slot_); }
-  // Runs the scheduler until the result is here. Not inside an entry method.
+  // Runs the scheduler until the result is here. Not inside an entry method; once per
+  // request (a second get(), on this future or a copy, throws squall::usage_error).
   R get() {
-    const std::uint64_t s = slot_;
-    run_until([s] { return detail::slot_ready(s); });
-    auto [r] = detail::decode<R>(detail::take_slot(s), "an entry method's result");
+    detail::wait_for_slot(slot_);
+    auto [r] = detail::decode<R>(detail::take_slot(slot_), "an entry method's result");
     return r;
   }
 
