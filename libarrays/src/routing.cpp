@@ -2,6 +2,7 @@
 // Messages to elements: where to send them, and what to do with one that arrives, as the
 // location state machine (location.hpp) says. Insertions and location news go through it too.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "in_place.hpp"
@@ -315,6 +316,36 @@ std::size_t array_state::fail_held_requests() {
     e.held = std::move(kept);
   });
   return failed;
+}
+
+std::optional<key> array_state::drop_held_request(std::uint64_t slot) {
+  std::optional<key> found;
+  table_.for_each([&](entry_rec& e) {
+    std::erase_if(e.held, [&](const std::string& bytes) {
+      const message m = read_message(bytes);
+      if (m.h.what != kind::invoke || m.h.a != slot) return false;
+      found = e.k;
+      return true;
+    });
+  });
+  return found;
+}
+
+std::string array_state::index_text(const key& k) const {
+  const std::string& b = k.bytes();
+  if (ops_.index_name.starts_with("squall::arrays::index<") && b.size() % sizeof(std::int32_t) == 0) {
+    std::string out = "(";  // index<N>'s key is its N integers (key.hpp)
+    for (std::size_t i = 0; i < b.size(); i += sizeof(std::int32_t)) {
+      std::int32_t x = 0;
+      std::memcpy(&x, b.data() + i, sizeof x);
+      out += (i == 0 ? "" : ", ") + std::to_string(x);
+    }
+    return out + ")";
+  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out = "with key bytes ";
+  for (const unsigned char c : b) (out += digits[c >> 4]) += digits[c & 15];
+  return out;
 }
 
 std::size_t array_state::held_messages() const {

@@ -8,6 +8,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -125,6 +126,10 @@ class array_state {
   std::size_t held_messages() const;
   // At quiescence: requests held for elements that do not exist get an error reply.
   std::size_t fail_held_requests();
+  // Drops the held request answering to future slot `slot`, if an entry here holds it, and
+  // gives its index (one-node get(), scheduler.cpp); an index as text for error messages.
+  std::optional<key> drop_held_request(std::uint64_t slot);
+  std::string index_text(const key& k) const;
   void trim_broadcasts() { past_.clear(); }
   std::size_t expire_caches();  // at quiescence; returns how many entries it forgot
   void record_communication(bool on) { record_comm_ = on; }

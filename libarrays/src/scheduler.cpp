@@ -238,10 +238,33 @@ std::uint64_t open_slot() {
 
 bool slot_ready(std::uint64_t s) { return rt().done_slots.count(s) != 0; }
 
+namespace {
+bool stop_when_ready(void* s) { return slot_ready(*static_cast<std::uint64_t*>(s)); }
+
+// On one node, a get() with nothing left to run waits for what can never come. Says why.
+[[noreturn]] void never_answered(std::uint64_t s) {
+  for (const auto& a : rt().arrays) {
+    if (const std::optional<key> k = a->drop_held_request(s)) {
+      throw squall::usage_error("libarrays: a future's get() waits for element " + a->index_text(*k) + " of array " +
+                                std::to_string(a->id()) +
+                                ", which does not exist (never inserted, or deleted); the job's only node waits "
+                                "here, so nothing can insert it");
+    }
+  }
+  throw squall::usage_error("libarrays: a future's get() waits for a result that nothing left to run can send");
+}
+}  // namespace
+
 void wait_for_slot(std::uint64_t s) {
   // A result taken already never comes again: waiting for it hung for ever.
   if (rt().open_slots.count(s) == 0) throw squall::usage_error("libarrays: a future's result taken twice");
-  run_until([s] { return slot_ready(s); });
+  if (rt().nodes > 1) return run_until([s] { return slot_ready(s); });
+  // One node: messages to itself are all in its own queues (send()), so once they are empty
+  // nothing else will come. A request to a missing index waited in get() for ever.
+  check_scheduler("a future's get");
+  while (!slot_ready(s)) {
+    if (!run_some(stop_when_ready, &s, /*inbox=*/true)) never_answered(s);
+  }
 }
 
 std::string take_slot(std::uint64_t s) {

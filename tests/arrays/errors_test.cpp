@@ -156,6 +156,22 @@ TEST(ArraysErrors, TakingAFuturesResultTwiceIsRefused) {
   EXPECT_NE(error_of([&] { f.get(); }).find("taken twice"), std::string::npos);
 }
 
+// The probe's: get() waited for ever, since only a quiesce answered the request.
+TEST(ArraysErrors, GetOnAnIndexNeverInsertedFailsAtOnceOnOneNode) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(14);
+  arrays::quiesce();
+  auto f = a[15].request<&Cell::get>();
+  const std::string what = error_of([&] { f.get(); });
+  EXPECT_NE(what.find("element (15) of array " + std::to_string(a.id()) + ", which does not exist"), std::string::npos)
+      << what;
+  const auto invoked = arrays::counts().invoked;
+  a.insert(15);  // the failed request is gone, not run when the element comes
+  arrays::quiesce();
+  EXPECT_EQ(arrays::counts().invoked, invoked);
+  EXPECT_EQ(a[15].request<&Cell::get>().get(), 0);
+}
+
 TEST(ArraysErrors, TheSchedulerRunsOnlyOnTheThreadThatCreatedTheArrays) {
   [[maybe_unused]] auto a = arrays::array<Cell>::create();
   std::string what;

@@ -77,6 +77,11 @@ class future {
   bool ready() const { return detail::slot_ready(slot_); }
   // Runs the scheduler until the result is here. Not inside an entry method; once per
   // request (a second get(), on this future or a copy, throws squall::usage_error).
+  // A request to an element that does not exist waits at the element's home, since it may
+  // yet be inserted; it fails (get() throws, naming it) when the system knows it never will
+  // be: on one node as soon as nothing is left to run, on several at the next quiesce,
+  // which every node, the requester too, must call - so a node that may have asked for a
+  // missing element calls quiesce before get().
   R get() {
     detail::wait_for_slot(slot_);
     auto [r] = detail::decode<R>(detail::take_slot(slot_), "an entry method's result");
