@@ -182,20 +182,6 @@ int check_version(const std::string& text, const std::string& path) {
   return version;
 }
 
-// Collective: throws on every node the first of the nodes' problems (the lowest-numbered
-// node's that has one; `mine` is empty when this node has none), so that a program that
-// catches it goes on in step. Returns when no node has one.
-void agree_on_problem(const runtime& r, const std::string& mine) {
-  const int first = squall::allreduce(mine.empty() ? r.nodes : r.me, squall::op::min{});
-  if (first == r.nodes) return;
-  std::string why = mine;
-  std::uint64_t size = why.size();
-  squall::broadcast(size, first);
-  why.resize(size);
-  squall::broadcast(std::span<char>(why.data(), why.size()), first);
-  throw squall::usage_error(why);
-}
-
 // The node count of the checkpoint, what its manifest says of each file and the files' tag,
 // once the manifest is known to be whole and to describe this program's arrays.
 int read_manifest(const std::string& dir, const runtime& r, std::vector<file_facts>& files, std::string& tag) {

@@ -348,6 +348,24 @@ std::string array_state::index_text(const key& k) const {
   return out;
 }
 
+std::string array_state::drop_duplicate_insertions() {
+  std::string first;
+  table_.for_each([&](entry_rec& e) {
+    const bool exists = e.loc.state == location_state::local || e.loc.state == location_state::remote;
+    if (!exists) return;
+    std::erase_if(e.held, [&](const std::string& bytes) {
+      if (read_message(bytes).h.what != kind::insert) return false;
+      if (first.empty()) {
+        const int where = e.loc.state == location_state::local ? rt().me : e.loc.node;
+        first = "libarrays: insert of element " + index_text(e.k) + " into array " + std::to_string(id_) +
+                ": it exists already, on node " + std::to_string(where) + " (an index inserted twice)";
+      }
+      return true;
+    });
+  });
+  return first;
+}
+
 std::size_t array_state::held_messages() const {
   std::size_t n = 0;
   table_.for_each([&n](const entry_rec& e) { n += e.held.size(); });

@@ -126,6 +126,9 @@ class array_state {
   std::size_t held_messages() const;
   // At quiescence: requests held for elements that do not exist get an error reply.
   std::size_t fail_held_requests();
+  // At quiescence: drops the insertions held behind an element that exists (nothing is in
+  // flight, so no deletion is coming: a true duplicate); says the first, or "" for none.
+  std::string drop_duplicate_insertions();
   // Drops the held request answering to future slot `slot`, if an entry here holds it, and
   // gives its index (one-node get(), scheduler.cpp); an index as text for error messages.
   std::optional<key> drop_held_request(std::uint64_t slot);
@@ -290,6 +293,8 @@ inline runtime& rt() {
 }
 inline counters& count() { return rt().stats; }
 array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown array
+// Collective: throws on every node the lowest-numbered node's problem (`mine` empty: none).
+void agree_on_problem(const runtime& r, const std::string& mine);
 // To the node's scheduler (this node's too): the header (its key_bytes set here), key, body.
 void send(int node, const header& h, std::string_view key, std::string_view body);
 void invoke_entry(element_base& e, const entry_info& method, std::string_view args, std::string* result);

@@ -25,6 +25,8 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <span>
+#include <string>
 #include <utility>
 
 #include "runtime.hpp"
@@ -375,12 +377,14 @@ void quiesce() {
   // that is not in quiesce yet, waiting on an element here (a future's get()), is answered
   // (a blocking sum left it waiting for ever).
   // Then requests held for elements that do not exist are answered with an error (their
-  // futures throw), and the detection runs again for those answers. That last sum blocks:
+  // futures throw), insertions held behind an element that exists are dropped and thrown on
+  // every node (an index inserted twice), and the detection runs again for those answers. That last sum blocks:
   // every node is here by then, and what a node that has left sends waits in the queue,
   // so no message of after the quiescence runs in it.
   // A failure (an entry method's, a reduction's) is kept and counted in the next wave, which
   // then ends quiesce on every node.
   std::exception_ptr failed;
+  std::string duplicate;  // the first insertion of an element that exists, found here
   std::array<std::uint64_t, 2> last{~0ULL, ~0ULL};
   for (;;) {
     detail::keeping_failure(failed, [] {
@@ -392,9 +396,16 @@ void quiesce() {
     if (wave[2] != 0) detail::fail_on_every_node(failed);
     const std::array<std::uint64_t, 2> all{wave[0], wave[1]};
     if (all[0] == all[1] && all == last) {
-      std::size_t failed_requests = 0;
-      for (auto& a : r.arrays) failed_requests += a->fail_held_requests();
-      if (squall::allreduce(failed_requests) == 0) break;
+      std::array<std::uint64_t, 2> found{0, 0};  // failed requests; nodes with a duplicate
+      for (auto& a : r.arrays) {
+        found[0] += a->fail_held_requests();
+        // Held by a home that took a deletion to be on its way: none is, now.
+        if (std::string first = a->drop_duplicate_insertions(); duplicate.empty()) duplicate = std::move(first);
+      }
+      found[1] = duplicate.empty() ? 0 : 1;
+      squall::allreduce(std::span<const std::uint64_t>(found), std::span<std::uint64_t>(found));
+      if (found[1] != 0 && found[0] == 0) detail::agree_on_problem(r, duplicate);
+      if (found[0] == 0) break;
       last = {~0ULL, ~0ULL};
       continue;
     }

@@ -128,6 +128,29 @@ TEST(ArraysFailure, ARequestWhoseMethodThrowsFailsItsFuture) {
   expect_working();
 }
 
+// The probe's: an index inserted on node 0, then again by its home (another node). The home
+// holds the second insertion, as if a deletion were on its way, and quiesce used to report
+// "message(s) for elements that do not exist"; had the element been deleted later, the held
+// insertion would have made a new one. Quiesce throws it on every node, and drops it.
+TEST(ArraysFailure, AnIndexInsertedTwiceOnTwoNodesFailsQuiesceOnEveryNode) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  auto a = arrays::array<Cell>::create();
+  int i = 0;
+  while (arrays::hash_home().home_of(arrays::key_of(arrays::index1d{i}), nodes()) == 0) ++i;
+  const int home = arrays::hash_home().home_of(arrays::key_of(arrays::index1d{i}), nodes());
+  if (me() == 0) a.insert(i, 0);
+  arrays::quiesce();
+  if (me() == home) a.insert(i);  // at the home, which knows the element is on node 0
+  const outcome o = quiesce_outcome();
+  EXPECT_EQ(o.kind, "usage_error") << o.what;
+  EXPECT_NE(o.what.find("libarrays: insert of element (" + std::to_string(i) + ") into array "), std::string::npos)
+      << o.what;
+  EXPECT_NE(o.what.find("it exists already, on node 0"), std::string::npos) << o.what;
+  EXPECT_EQ(a.local_count(), me() == 0 ? 1u : 0u);
+  EXPECT_EQ(quiesce_outcome().kind, "");  // dropped: not said again
+  expect_working();
+}
+
 TEST(ArraysFailure, ReducersThatDifferBetweenNodesEndQuiesceOnEveryNode) {
   if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
   auto a = one_per_node();
