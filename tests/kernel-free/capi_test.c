@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   double in[2], out[2];
   int64_t v, total;
   pong_id = squall_am_register("capi.pong", on_pong);
+  /* The same name again: with the same function, the same id; with another, refused (it
+   * ended the process). */
+  CHECK(squall_am_register("capi.pong", on_pong) == pong_id);
+  CHECK(squall_am_register("capi.pong", on_ping) == 0);
+  CHECK(strstr(squall_last_error(), "'capi.pong' is registered already, with another function") != NULL);
+  CHECK(squall_am_register("squall.mine", on_ping) == 0);
+  CHECK(strstr(squall_last_error(), "is reserved for Squall's runtime") != NULL);
   CHECK(squall_node() == -1); /* before init: an error, not a crash */
   CHECK(squall_init(&argc, &argv) == 0);
   me = squall_node();
@@ -51,6 +58,15 @@ int main(int argc, char** argv) {
   CHECK(squall_am_send(n, ping_id, NULL, 0, NULL, 0) == -1);
   CHECK(strstr(squall_last_error(), "does not exist") != NULL);
   CHECK(squall_am_send(0, 12345, NULL, 0, NULL, 0) == -1);
+  {
+    /* Too large a payload: said in the C API's words (it named C++'s am::bulk_send). */
+    const size_t most = squall_am_max_payload();
+    char* big = calloc(most + 1, 1);
+    CHECK(most > 0 && big != NULL);
+    CHECK(squall_am_send(0, ping_id, NULL, 0, big, most + 1) == -1);
+    free(big);
+    CHECK(strstr(squall_last_error(), "exceeds squall_am_max_payload()") != NULL);
+  }
   in[0] = me; in[1] = -me;
   CHECK(squall_allreduce_double(in, out, 2, SQUALL_MAX) == 0);
   CHECK(out[0] == n - 1 && out[1] == 0);

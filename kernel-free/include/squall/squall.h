@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* C API of the Squall substrate. Functions returning int give 0 on success and -1 on
- * misuse; squall_last_error() then names the cause. */
+ * misuse; squall_last_error() then names the cause: the calling thread's last error, a
+ * string valid until that thread's next failing call. */
 #ifndef SQUALL_H
 #define SQUALL_H
 #include <stddef.h>
@@ -21,8 +22,9 @@ typedef void (*squall_am_handler)(int source, const void* args, size_t args_len,
                                   const void* payload, size_t payload_len);
 
 /* Registers a handler under a name (every node registers the same names, before or after
- * init); returns its id, the same on every node, or 0 for a name starting with "squall."
- * (reserved for the runtime's own handlers). */
+ * init); returns its id, the same on every node, or 0 (squall_last_error() says why) for a
+ * name starting with "squall." (reserved for the runtime's own handlers), a name registered
+ * already with another function, or one whose id another name has. */
 uint32_t squall_am_register(const char* name, squall_am_handler fn);
 int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len,
                    const void* payload, size_t payload_len);
@@ -32,6 +34,7 @@ int squall_am_poll(void);
  * may read what handlers write; once it returned non-zero it is not called again. */
 int squall_am_wait_until(int (*pred)(void* ctx), void* ctx);
 int squall_am_set_aggregation(unsigned messages_per_packet);
+/* The largest payload squall_am_send takes, in bytes; 0 outside init..finalize. */
 size_t squall_am_max_payload(void);
 
 int squall_barrier(void);

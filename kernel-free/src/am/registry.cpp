@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <cstdio>
 #include <mutex>
 #include <string>
 
@@ -40,20 +41,18 @@ handler_id hash_name(std::string_view name) {
 
 }  // namespace
 
-namespace detail {
-
-handler_id id_of(const handler_entry* h) { return h->id; }
-
-const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx, handler_role role) {
-  const bool runtime = role == handler_role::runtime;
+const handler_entry* try_register_handler(std::string_view name, detail::dispatch_fn fn, const void* ctx,
+                                          detail::handler_role role, std::string& why) {
+  const bool runtime = role == detail::handler_role::runtime;
+  const std::string quoted = "'" + std::string(name) + "'";
   if (runtime && !name.starts_with(runtime_prefix)) {
-    fatal("internal error: the runtime's handler '%.*s' is not named \"squall.<what>\"",
-          static_cast<int>(name.size()), name.data());
+    why = "internal error: the runtime's handler " + quoted + " is not named \"squall.<what>\"";
+    return nullptr;
   }
   if (!runtime && name.starts_with(runtime_prefix)) {
-    fatal("active-message handler name '%.*s' is reserved for Squall's runtime (names starting "
-          "with \"squall.\"); choose another",
-          static_cast<int>(name.size()), name.data());
+    why = "active-message handler name " + quoted +
+          " is reserved for Squall's runtime (names starting with \"squall.\"); choose another";
+    return nullptr;
   }
   auto& r = reg();
   std::lock_guard g(r.mutex);
@@ -63,12 +62,17 @@ const handler_entry* register_handler(std::string_view name, dispatch_fn fn, con
        i = (i + 1) & (table_size - 1)) {
     if (e->id != id) continue;
     if (e->name == name && e->fn == fn && e->ctx == ctx) return e;  // registered twice: fine
-    fatal("active-message handlers '%.*s' and '%.*s' have the same id %#x (or one name was "
-          "registered twice with different functions); rename one",
-          static_cast<int>(e->name.size()), e->name.data(), static_cast<int>(name.size()),
-          name.data(), id);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%#x", id);
+    why = e->name == name ? "active-message handler " + quoted + " is registered already, with another function"
+                          : "active-message handlers '" + std::string(e->name) + "' and " + quoted +
+                                " have the same id " + hex + "; rename one";
+    return nullptr;
   }
-  if (r.entries.size() == stats::max_handlers) fatal("more than %d active-message handlers", stats::max_handlers);
+  if (r.entries.size() == stats::max_handlers) {
+    why = "more than " + std::to_string(stats::max_handlers) + " active-message handlers";
+    return nullptr;
+  }
   const std::string& owned = r.names.emplace_back(name);
   handler_entry& e = r.entries.emplace_back();
   e.id = id;
@@ -79,6 +83,17 @@ const handler_entry* register_handler(std::string_view name, dispatch_fn fn, con
   e.internal = runtime;
   r.slots[i].store(&e, std::memory_order_release);
   return &e;
+}
+
+namespace detail {
+
+handler_id id_of(const handler_entry* h) { return h->id; }
+
+const handler_entry* register_handler(std::string_view name, dispatch_fn fn, const void* ctx, handler_role role) {
+  std::string why;
+  const handler_entry* e = try_register_handler(name, fn, ctx, role, why);
+  if (e == nullptr) fatal("%s", why.c_str());
+  return e;
 }
 
 }  // namespace detail

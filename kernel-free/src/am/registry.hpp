@@ -3,6 +3,7 @@
 // Lock-free to read, so receivers look ids up without taking a lock.
 #pragma once
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include <squall/am.hpp>
@@ -27,6 +28,11 @@ template <auto F>
 const handler_entry* register_runtime_handler(std::string_view name) {
   return detail::register_handler(name, &detail::dispatch<F>, nullptr, detail::handler_role::runtime);
 }
+
+// As detail::register_handler, but a name it cannot take (reserved, registered already with
+// another function, another name's id, a full table) gives nullptr and `why`, not fatal.
+const handler_entry* try_register_handler(std::string_view name, detail::dispatch_fn fn, const void* ctx,
+                                          detail::handler_role role, std::string& why);
 
 // The entry for an id, or nullptr when no handler of that id is registered on this node.
 const handler_entry* find_handler(handler_id id);

@@ -75,12 +75,14 @@ uint32_t squall_am_register(const char* name, squall_am_handler fn) {
     last_error = "squall: squall_am_register: name and function must not be null";
     return 0;
   }
-  if (std::string_view(name).starts_with(squall::am::runtime_prefix)) {
-    last_error = std::string("squall: squall_am_register: the name '") + name +
-                 "' is reserved for Squall's runtime (names starting with \"squall.\"); choose another";
+  std::string why;
+  const squall::am::handler_entry* h = squall::am::try_register_handler(
+      name, &dispatch_c, reinterpret_cast<const void*>(fn), squall::am::detail::handler_role::message, why);
+  if (h == nullptr) {
+    last_error = "squall: squall_am_register: " + why;
     return 0;
   }
-  return squall::am::detail::register_handler(name, &dispatch_c, reinterpret_cast<const void*>(fn))->id;
+  return h->id;
 }
 
 int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len,
@@ -95,6 +97,11 @@ int squall_am_send(int dest, uint32_t handler, const void* args, size_t args_len
     }
     if (args_len > squall::am::detail::max_args_bytes) {
       throw squall::usage_error("squall_am_send: arguments exceed 1 KiB; send them as a payload");
+    }
+    if (const std::size_t most = squall::am::max_payload(); payload_len > most) {  // in C words
+      throw squall::usage_error("squall_am_send: a payload of " + std::to_string(payload_len) +
+                                " bytes exceeds squall_am_max_payload() (" + std::to_string(most) +
+                                " bytes); send it in parts");
     }
     alignas(8) unsigned char padded[squall::am::detail::max_args_bytes + 8] = {};
     if (args_len != 0) std::memcpy(padded, args, args_len);
