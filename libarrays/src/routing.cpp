@@ -293,16 +293,21 @@ void array_state::flush(entry_rec& e) {
   for (const std::string& bytes : held) handle(read_message(bytes), bytes);
 }
 
-std::size_t array_state::fail_held_requests() {
+std::size_t array_state::settle_held(std::string& duplicate) {
   std::size_t failed = 0;
   table_.for_each([&](entry_rec& e) {
-    std::vector<std::string> kept;
-    for (std::string& bytes : e.held) {
+    const bool exists = e.loc.state == location_state::local || e.loc.state == location_state::remote;
+    std::erase_if(e.held, [&](const std::string& bytes) {
       const message m = read_message(bytes);
-      if (m.h.what != kind::invoke || m.h.a == 0) {
-        kept.push_back(std::move(bytes));
-        continue;
+      if (m.h.what == kind::insert && exists) {  // held as if a deletion were on its way: none is
+        if (duplicate.empty()) {
+          const int where = e.loc.state == location_state::local ? rt().me : e.loc.node;
+          duplicate = "libarrays: insert of element " + index_text(e.k) + " into array " + std::to_string(id_) +
+                      ": it exists already, on node " + std::to_string(where) + " (an index inserted twice)";
+        }
+        return true;
       }
+      if (m.h.what != kind::invoke || m.h.a == 0) return false;
       header r;
       r.what = kind::reply;
       r.flags = failed_flag;
@@ -312,8 +317,8 @@ std::size_t array_state::fail_held_requests() {
                               " that does not exist (never inserted, or deleted), found at quiescence";
       send_to(static_cast<int>(m.h.a >> 40), r, key(), why);
       ++failed;
-    }
-    e.held = std::move(kept);
+      return true;
+    });
   });
   return failed;
 }
@@ -346,24 +351,6 @@ std::string array_state::index_text(const key& k) const {
   std::string out = "with key bytes ";
   for (const unsigned char c : b) (out += digits[c >> 4]) += digits[c & 15];
   return out;
-}
-
-std::string array_state::drop_duplicate_insertions() {
-  std::string first;
-  table_.for_each([&](entry_rec& e) {
-    const bool exists = e.loc.state == location_state::local || e.loc.state == location_state::remote;
-    if (!exists) return;
-    std::erase_if(e.held, [&](const std::string& bytes) {
-      if (read_message(bytes).h.what != kind::insert) return false;
-      if (first.empty()) {
-        const int where = e.loc.state == location_state::local ? rt().me : e.loc.node;
-        first = "libarrays: insert of element " + index_text(e.k) + " into array " + std::to_string(id_) +
-                ": it exists already, on node " + std::to_string(where) + " (an index inserted twice)";
-      }
-      return true;
-    });
-  });
-  return first;
 }
 
 std::size_t array_state::held_messages() const {

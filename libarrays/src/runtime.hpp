@@ -124,11 +124,11 @@ class array_state {
   void on_invoke(const message& m, std::string_view bytes, const entry_info* method);
 
   std::size_t held_messages() const;
-  // At quiescence: requests held for elements that do not exist get an error reply.
-  std::size_t fail_held_requests();
-  // At quiescence: drops the insertions held behind an element that exists (nothing is in
-  // flight, so no deletion is coming: a true duplicate); says the first, or "" for none.
-  std::string drop_duplicate_insertions();
+  // At quiescence, what is held that nothing can answer any more, in one pass: a request for
+  // an element that does not exist gets an error reply (counted in the result); an insertion
+  // held behind an element that exists (a true duplicate: no deletion is in flight) is
+  // dropped, the first described in `duplicate` when it is empty.
+  std::size_t settle_held(std::string& duplicate);
   // Drops the held request answering to future slot `slot`, if an entry here holds it, and
   // gives its index (one-node get(), scheduler.cpp); an index as text for error messages.
   std::optional<key> drop_held_request(std::uint64_t slot);

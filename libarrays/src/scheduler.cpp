@@ -397,11 +397,7 @@ void quiesce() {
     const std::array<std::uint64_t, 2> all{wave[0], wave[1]};
     if (all[0] == all[1] && all == last) {
       std::array<std::uint64_t, 2> found{0, 0};  // failed requests; nodes with a duplicate
-      for (auto& a : r.arrays) {
-        found[0] += a->fail_held_requests();
-        // Held by a home that took a deletion to be on its way: none is, now.
-        if (std::string first = a->drop_duplicate_insertions(); duplicate.empty()) duplicate = std::move(first);
-      }
+      for (auto& a : r.arrays) found[0] += a->settle_held(duplicate);
       found[1] = duplicate.empty() ? 0 : 1;
       squall::allreduce(std::span<const std::uint64_t>(found), std::span<std::uint64_t>(found));
       if (found[1] != 0 && found[0] == 0) detail::agree_on_problem(r, duplicate);
