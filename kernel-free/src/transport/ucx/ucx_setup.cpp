@@ -252,6 +252,14 @@ void ucx_transport::say_alive() {
   }
 }
 
+void ucx_transport::drain_sends(std::int64_t deadline) {
+  for (auto& p : peers_) {
+    while (p && !p->ended.load() && p->bytes_in_flight.load() != 0 && now_ns() < deadline) {
+      if (!progress_once()) ::usleep(100);
+    }
+  }
+}
+
 // fatal's last words, from any thread: an ending message to every peer still there. UCX
 // completes so small a send at once, or the worker is progressed here for a moment (unless
 // another thread progresses it, which may be this one, ending from a callback). Not once
@@ -268,11 +276,7 @@ void ucx_transport::say_ending(int lost_node, std::uint32_t silent_ms, const std
   for (auto& p : peers_) {
     if (p) send_frame(*p, kind_ending, {}, body, body.size(), nullptr);
   }
-  for (auto& p : peers_) {
-    while (p && !p->ended.load() && p->bytes_in_flight.load() != 0 && now_ns() < deadline) {
-      if (!progress_once()) ::usleep(100);
-    }
-  }
+  drain_sends(deadline);
 }
 
 void ucx_transport::shutdown(std::int64_t timeout_ns) {
@@ -289,12 +293,7 @@ void ucx_transport::shutdown(std::int64_t timeout_ns) {
       if (!progress_once()) ::usleep(100);
     }
   }
-  // Our goodbye, and everything before it, must have left before the endpoints close.
-  for (auto& p : peers_) {
-    while (p && !p->ended.load() && p->bytes_in_flight.load() != 0 && now_ns() < deadline) {
-      if (!progress_once()) ::usleep(100);
-    }
-  }
+  drain_sends(deadline);  // our goodbye, and everything before it, before the endpoints close
   stopping_.store(true);  // from here a peer's endpoint closing is no loss
   for (auto& p : peers_) {
     if (!p || p->ep == nullptr) continue;

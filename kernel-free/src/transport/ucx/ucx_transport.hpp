@@ -107,6 +107,8 @@ class ucx_transport final : public network_transport {
   bool send_frame(peer& p, std::uint32_t kind, std::span<const std::byte> head, std::span<const std::byte> body,
                   std::size_t body_size, const body_writer* write);
   bool progress_once();  // progresses the worker unless another thread is; true if it did work
+  // Progresses until what was handed to UCX for each live peer has left, or `deadline`.
+  void drain_sends(std::int64_t deadline);
   void io_loop();
   void stop_io_thread();
   void exchange_addresses(int me, std::vector<int>& sockets, const std::vector<bool>& same_host,
