@@ -110,6 +110,13 @@ void array_state::handle(const message& m, std::string_view bytes) {
       if ((m.h.flags & failed_flag) != 0) rt().failed_slots[m.h.a] = std::string(m.body);
       rt().done_slots[m.h.a] = std::string(m.body);
       return;
+    case kind::held:
+      if (rt().open_slots.count(m.h.a) != 0 && rt().done_slots.count(m.h.a) == 0) {
+        rt().held_slots[m.h.a] = "element " + index_text(key(std::string(m.key))) + " of array " + std::to_string(id_) +
+                                 ", which its home, node " + std::to_string(m.h.source) +
+                                 ", holds because no such element exists (never inserted, or deleted)";
+      }
+      return;
     case kind::restore: return on_restore(m);
     case kind::free_slot: return in_place_->free_slot(static_cast<std::uint32_t>(m.h.a));
     case kind::lb_report: rt().lb_reports.emplace_back(m.h.source, std::string(m.body)); return;
@@ -152,6 +159,14 @@ void array_state::on_invoke(const message& m, std::string_view bytes, const entr
       e.held.emplace_back(bytes);
       ++rt().counts.held;
       count().held.add_from_one_thread();
+      // A request held for an element that does not exist: its requester's get() may say so.
+      if (m.h.a != 0 && e.loc.state == location_state::buffering) {
+        header h;
+        h.what = kind::held;
+        h.source = rt().me;
+        h.a = m.h.a;
+        send_to(static_cast<int>(m.h.a >> 40), h, k, {});
+      }
       return;
     case action::create_on_demand:
       construct(e, k, e.loc.epoch);

@@ -270,6 +270,10 @@ struct runtime {
   std::unordered_set<std::uint64_t> open_slots;  // requests whose result get() has not taken
   std::unordered_map<std::uint64_t, std::string> done_slots;
   std::unordered_map<std::uint64_t, std::string> failed_slots;  // why the request failed
+  // Requests the element's home holds because no such element exists (kind::held): slot ->
+  // the element, as get()'s notice names it.
+  std::unordered_map<std::uint64_t, std::string> held_slots;
+  std::int64_t wait_notice_s = 10;  // SQUALL_ARRAYS_WAIT_NOTICE_S (futures.cpp)
   scheduler_counts counts;
   slot* running = nullptr;  // the element whose entry method runs
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
@@ -302,6 +306,17 @@ inline void invoke_entry(element_base& e, std::uint64_t entry_id, std::string_vi
   invoke_entry(e, entry(entry_id), args, result);
 }
 void run_callback(std::uint64_t function, std::string_view value);  // a reduction's, as program code
+
+// The scheduler (scheduler.cpp), for the waits built on it (futures.cpp).
+// Runs queued messages until done(ctx) holds or none is left; false when there was none.
+bool run_some(bool (*done)(void*), void* ctx, bool inbox);
+// Runs messages until done(ctx) holds, waiting for more when idle; the wait also ends when
+// wake(wake_ctx) holds (asked under the node lock).
+void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx);
+bool never(void*);
+// Throws usage_error when the calling code may not run the scheduler: inside an entry method,
+// or on another thread than the program's.
+void check_scheduler(const char* what);
 
 // While the program's code runs from the scheduler (an entry method, a hook, a callback): it
 // must not wait (in_entry), and what it sends is counted against `element` (running). Undone

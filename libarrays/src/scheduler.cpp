@@ -19,6 +19,7 @@
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
+#include <squall/settings.hpp>
 
 #include <array>
 #include <climits>
@@ -141,6 +142,8 @@ void take_inbox(runtime& r) {
   r.batch.swap(r.inbox);
 }
 
+}  // namespace
+
 // Runs the messages of the current batch, one at a time, until the batch is done or
 // done() holds; then takes the next batch (what this node sent itself first, then, with
 // `inbox`, what the handlers queued). The batch is only read while it runs, so the views
@@ -186,14 +189,13 @@ void check_scheduler(const char* what) {
   }
 }
 
-}  // namespace
-
 runtime& make_runtime() {
   // Never destroyed: elements in place live in a segment the substrate unmaps at exit.
   static runtime& r = *[] {
     auto* x = new runtime;
     x->me = squall::node();
     x->nodes = squall::nodes();
+    x->wait_notice_s = settings::number("SQUALL_ARRAYS_WAIT_NOTICE_S", 10, 0, 86400);
     the_runtime.store(x, std::memory_order_release);
     return x;
   }();
@@ -231,62 +233,6 @@ void send(int node, const header& h, std::string_view key, std::string_view body
   }
 }
 
-std::uint64_t open_slot() {
-  runtime& r = rt();
-  const std::uint64_t s = (static_cast<std::uint64_t>(r.me) << 40) | r.next_slot++;
-  r.open_slots.insert(s);
-  return s;
-}
-
-bool slot_ready(std::uint64_t s) { return rt().done_slots.count(s) != 0; }
-
-namespace {
-bool stop_when_ready(void* s) { return slot_ready(*static_cast<std::uint64_t*>(s)); }
-
-// On one node, a get() with nothing left to run waits for what can never come. Says why.
-[[noreturn]] void never_answered(std::uint64_t s) {
-  for (const auto& a : rt().arrays) {
-    if (const std::optional<key> k = a->drop_held_request(s)) {
-      throw squall::usage_error("libarrays: a future's get() waits for element " + a->index_text(*k) + " of array " +
-                                std::to_string(a->id()) +
-                                ", which does not exist (never inserted, or deleted); the job's only node waits "
-                                "here, so nothing can insert it");
-    }
-  }
-  throw squall::usage_error("libarrays: a future's get() waits for a result that nothing left to run can send");
-}
-}  // namespace
-
-void wait_for_slot(std::uint64_t s) {
-  // A result taken already never comes again: waiting for it hung for ever.
-  if (rt().open_slots.count(s) == 0) throw squall::usage_error("libarrays: a future's result taken twice");
-  if (rt().nodes > 1) return run_until([s] { return slot_ready(s); });
-  // One node: messages to itself are all in its own queues (send()), so once they are empty
-  // nothing else will come. A request to a missing index waited in get() for ever.
-  check_scheduler("a future's get");
-  while (!slot_ready(s)) {
-    if (!run_some(stop_when_ready, &s, /*inbox=*/true)) never_answered(s);
-  }
-}
-
-std::string take_slot(std::uint64_t s) {
-  runtime& r = rt();
-  auto it = r.done_slots.find(s);
-  if (it == r.done_slots.end()) throw squall::usage_error("libarrays: a future's result taken twice");
-  std::string v = std::move(it->second);
-  r.done_slots.erase(it);
-  r.open_slots.erase(s);
-  if (auto f = r.failed_slots.find(s); f != r.failed_slots.end()) {
-    r.failed_slots.erase(f);
-    throw squall::usage_error(v);
-  }
-  return v;
-}
-
-}  // namespace detail
-
-namespace detail {
-namespace {
 // run_until's loop; the wait also ends when wake(wake_ctx) holds (asked under the node lock:
 // something done() waits for that is not a message of this layer's).
 void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx) {
@@ -309,6 +255,8 @@ void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* 
     if (r.failure) std::rethrow_exception(std::exchange(r.failure, nullptr));
   }
 }
+
+namespace {
 
 // Runs f; what it throws is kept in `failed` (the first thing thrown only).
 template <class F>

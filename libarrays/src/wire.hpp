@@ -20,6 +20,7 @@
 //   lb_plan         every node         -           -      -         -           -          -      body: moves and the report
 //   restore         home               -           -      -         file offset writer     -      body: packed element
 //   free_slot       the slot's owner   -           -      -         slot        -          -
+//   held            the requester      -           -      -         slot        -          -      (the home holds its request: no such element)
 //
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its
 // original sender through forwarding, so the delivering node can send it a routing update.
@@ -51,6 +52,7 @@ enum class kind : std::uint8_t {
   lb_plan,
   restore,
   free_slot,
+  held,
 };
 
 constexpr std::uint8_t forwarded_flag = 1;  // invoke: a node other than its sender passed it on

@@ -44,6 +44,7 @@ constexpr variable table[] = {
     {"SQUALL_PARMACS_LOCKS", libtsm, "65536"},
     {"SQUALL_PARMACS_OBJECTS", libtsm, "65536"},
     {"SQUALL_WORKERS_PER_NODE", libtsm, "the node's processors"},
+    {"SQUALL_ARRAYS_WAIT_NOTICE_S", libarrays, "10"},
     {"SQUALL_GRACE", squallrun, "3"},
     {"SQUALL_LABEL", squallrun, "0"},
     {"SQUALL_HOST_INDEX", squallrun, "the listed address that belongs to this machine"},

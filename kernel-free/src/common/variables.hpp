@@ -16,6 +16,7 @@ namespace squall::config {
 enum class reader {
   runtime,    // this library, in every node
   libtsm,     // libtsm and its PARMACS layer, in programs that use them
+  libarrays,  // libarrays, in programs that use it
   squallrun,  // the launcher, before it starts the nodes
   job,        // set by the launcher for its nodes; not a setting
   scripts,    // scripts/, tests/, bench/ and the squall-parmacs-cc wrapper only

@@ -97,6 +97,8 @@ const char* reader_note(config::reader r) {
   switch (r) {
     case config::reader::libtsm:
       return " (libtsm)";
+    case config::reader::libarrays:
+      return " (libarrays)";
     case config::reader::squallrun:
       return " (squallrun)";
     default:

@@ -81,7 +81,8 @@ class future {
   // yet be inserted; it fails (get() throws, naming it) when the system knows it never will
   // be: on one node as soon as nothing is left to run, on several at the next quiesce,
   // which every node, the requester too, must call - so a node that may have asked for a
-  // missing element calls quiesce before get().
+  // missing element calls quiesce before get(). On several nodes, a get() still waiting after
+  // SQUALL_ARRAYS_WAIT_NOTICE_S seconds (10) says once, on standard error, what it waits for.
   R get() {
     detail::wait_for_slot(slot_);
     auto [r] = detail::decode<R>(detail::take_slot(slot_), "an entry method's result");
