@@ -67,8 +67,11 @@ double seconds_per_tick() {
 array_state& array_at(std::uint32_t id) {
   runtime& r = rt();
   if (id >= r.arrays.size()) throw squall::usage_error("libarrays: a message for array " + std::to_string(id) + ", which this node has not created");
-  return *r.arrays[id];
+  array_state* a = r.arrays[id].get();
+  if (a == nullptr) throw squall::usage_error("libarrays: array " + std::to_string(id) + " was destroyed");
+  return *a;
 }
+
 
 std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_options* in_place) {
   if (!squall::initialized()) throw squall::usage_error("libarrays: array::create before squall::init");
@@ -82,9 +85,23 @@ std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_
   }
   const auto id = static_cast<std::uint32_t>(r.arrays.size());
   r.arrays.push_back(std::make_unique<array_state>(id, ops, std::move(map), in_place));
+  r.live.push_back(r.arrays.back().get());
   // No node sends for this array before every node has it.
   squall::barrier();
   return id;
+}
+
+void destroy_array(std::uint32_t id) {
+  check_scheduler("array::destroy");
+  program_side(id, "array::destroy");  // destroyed already, or never created: throws on every node
+  // Nothing is in flight for it once the job is quiescent, and nothing sent after: a proxy
+  // of it throws from now on (array_at).
+  quiesce();
+  runtime& r = rt();
+  std::unique_ptr<array_state> gone = std::move(r.arrays[id]);
+  std::erase(r.live, gone.get());
+  program_code running(nullptr);  // the elements' destructors run as program code
+  gone.reset();
 }
 
 void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node) {

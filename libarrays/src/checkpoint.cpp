@@ -22,6 +22,7 @@
 #include <squall/arrays/checkpoint.hpp>
 #include <squall/collectives.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -141,9 +142,10 @@ std::string node_file(array_state& a) {
 
 // The lines that must be the same in the writer's manifest and the reader's program's.
 std::string array_lines(const runtime& r) {
-  std::string m = "arrays " + std::to_string(r.arrays.size()) + "\n";
-  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
-    const element_ops& ops = r.arrays[a]->ops();
+  const std::vector<array_state*>& arrays = r.live;
+  std::string m = "arrays " + std::to_string(arrays.size()) + "\n";
+  for (std::size_t a = 0; a < arrays.size(); ++a) {
+    const element_ops& ops = arrays[a]->ops();
     m += std::to_string(a) + " " + std::string(ops.element_name) + " | " + std::string(ops.index_name) + "\n";
   }
   return m;
@@ -153,7 +155,8 @@ std::string array_lines(const runtime& r) {
 std::string manifest(const runtime& r, const std::vector<file_facts>& files, const std::string& tag) {
   std::string m = std::string(format_word) + " " + std::to_string(format_version) + "\nnodes " +
                   std::to_string(r.nodes) + "\n" + array_lines(r);
-  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+  const std::size_t live = r.live.size();
+  for (std::size_t a = 0; a < live; ++a) {
     for (int n = 0; n < r.nodes; ++n) {
       const file_facts& f = files[a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(n)];
       m += file_name(a, n, tag) + " " + std::to_string(f.size) + " " + std::to_string(f.count) + " " + hex(f.hash) + "\n";
@@ -215,12 +218,13 @@ int read_manifest(const std::string& dir, const runtime& r, std::vector<file_fac
   if (!(in >> word >> nodes) || word != "nodes" || nodes < 1) damaged(path, "no node count");
   in.ignore(1);
   std::string arrays;
-  for (std::size_t a = 0; a <= r.arrays.size() && std::getline(in, line); ++a) arrays += line + "\n";
+  const std::size_t live = r.live.size();
+  for (std::size_t a = 0; a <= live && std::getline(in, line); ++a) arrays += line + "\n";
   if (arrays != array_lines(r)) {
     throw squall::usage_error("libarrays: the checkpoint in " + dir +
                               " is of other arrays (their number, or element or index types, differ from this program's)");
   }
-  files.assign(r.arrays.size() * static_cast<std::size_t>(nodes), {});
+  files.assign(live * static_cast<std::size_t>(nodes), {});
   tag.clear();
   for (std::size_t i = 0; i < files.size(); ++i) {
     std::string name, hash;
@@ -300,7 +304,8 @@ std::vector<record> check_file(const std::string& path, std::string_view bytes, 
 // over before any node writes that checkpoint's files.
 void remove_older_files(const runtime& r, const std::string& dir, const std::string& tag) {
   std::set<std::string> current;
-  for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+  const std::size_t live = r.live.size();
+  for (std::size_t a = 0; a < live; ++a) {
     for (int n = 0; n < r.nodes; ++n) current.insert(file_name(a, n, tag));
   }
   const std::string own = ".node-" + std::to_string(r.me);
@@ -324,7 +329,10 @@ std::string checkpoint_file(const std::string& dir, std::size_t array, int node,
 void note_restore_problem(std::uint32_t array, const message& m, const squall::usage_error& e) {
   runtime& r = rt();
   if (!r.restore_problem.empty()) return;
-  r.restore_problem = "libarrays: " + checkpoint_file(r.restore_dir, array, static_cast<int>(m.h.b), r.restore_tag) + ": the element at byte " +
+  const std::vector<array_state*>& arrays = r.live;
+  const auto place = static_cast<std::size_t>(
+      std::find_if(arrays.begin(), arrays.end(), [array](const array_state* a) { return a->id() == array; }) - arrays.begin());
+  r.restore_problem = "libarrays: " + checkpoint_file(r.restore_dir, place, static_cast<int>(m.h.b), r.restore_tag) + ": the element at byte " +
                       std::to_string(m.h.a) + " does not unpack: " + reason(e);
 }
 
@@ -356,6 +364,7 @@ namespace squall::arrays {
 void checkpoint(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
+  const std::vector<detail::array_state*>& arrays = r.live;  // a file's array: its place here
   if (dir.empty()) throw squall::usage_error("libarrays: checkpoint(\"\"): the checkpoint directory's path is empty");
   std::string problem;
   {  // by every node: hosts without a shared file system each hold their own nodes' files
@@ -378,10 +387,10 @@ void checkpoint(const std::string& dir) {
     }
   };
   // Every node's facts of its files, summed into every slot of the table (each has one writer).
-  std::vector<std::uint64_t> table(r.arrays.size() * static_cast<std::size_t>(r.nodes) * 3, 0);
+  std::vector<std::uint64_t> table(arrays.size() * static_cast<std::size_t>(r.nodes) * 3, 0);
   try {
-    for (std::size_t a = 0; a < r.arrays.size(); ++a) {
-      const std::string file = detail::node_file(*r.arrays[a]);
+    for (std::size_t a = 0; a < arrays.size(); ++a) {
+      const std::string file = detail::node_file(*arrays[a]);
       written.push_back(detail::checkpoint_file(dir, a, r.me, tag));
       detail::write_file(written.back(), file);
       std::uint64_t* facts = &table[(a * static_cast<std::size_t>(r.nodes) + static_cast<std::size_t>(r.me)) * 3];
@@ -424,14 +433,15 @@ void checkpoint(const std::string& dir) {
 void restart(const std::string& dir) {
   quiesce();
   detail::runtime& r = detail::rt();
+  const std::vector<detail::array_state*>& arrays = r.live;  // a file's array: its place here
   // Into arrays that hold elements, an element restored at its home beside one that moved
   // away from it would be a second element at one index.
-  std::vector<std::uint64_t> held(r.arrays.size(), 0);
-  for (std::size_t a = 0; a < held.size(); ++a) held[a] = r.arrays[a]->local_count();
+  std::vector<std::uint64_t> held(arrays.size(), 0);
+  for (std::size_t a = 0; a < held.size(); ++a) held[a] = arrays[a]->local_count();
   squall::allreduce(std::span<const std::uint64_t>(held), std::span<std::uint64_t>(held));
   for (std::size_t a = 0; a < held.size(); ++a) {
     if (held[a] != 0) {
-      throw squall::usage_error("libarrays: restart(\"" + dir + "\") into array " + std::to_string(a) + ", which holds " +
+      throw squall::usage_error("libarrays: restart(\"" + dir + "\") into array " + std::to_string(arrays[a]->id()) + ", which holds " +
                                 std::to_string(held[a]) +
                                 " elements: restart fills arrays as a new job creates them, empty (destroy their elements first)");
     }
@@ -449,7 +459,7 @@ void restart(const std::string& dir) {
   std::vector<file> mine;
   std::string problem;
   try {
-    for (std::size_t a = 0; a < r.arrays.size(); ++a) {
+    for (std::size_t a = 0; a < arrays.size(); ++a) {
       for (int w = r.me; w < writers; w += r.nodes) {
         const std::string path = detail::checkpoint_file(dir, a, w, tag);
         file& f = mine.emplace_back(file{a, w, detail::read_file(path), {}});
@@ -464,7 +474,7 @@ void restart(const std::string& dir) {
   r.restore_tag = tag;
   r.restore_problem.clear();
   for (const file& f : mine) {
-    for (const detail::record& rec : f.records) r.arrays[f.array]->restore(rec.k, rec.packed, f.writer, rec.offset);
+    for (const detail::record& rec : f.records) arrays[f.array]->restore(rec.k, rec.packed, f.writer, rec.offset);
   }
   quiesce();
   // An element that did not unpack at its home (a record whose bytes hash right, but that

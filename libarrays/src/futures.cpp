@@ -33,7 +33,7 @@ bool stop_when_ready(void* s) { return slot_ready(*static_cast<std::uint64_t*>(s
 
 // On one node, a get() with nothing left to run waits for what can never come. Says why.
 [[noreturn]] void never_answered(std::uint64_t s) {
-  for (const auto& a : rt().arrays) {
+  for (array_state* a : rt().live) {
     if (const std::optional<key> k = a->drop_held_request(s)) {
       throw squall::usage_error("libarrays: a future's get() waits for element " + a->index_text(*k) + " of array " +
                                 std::to_string(a->id()) +

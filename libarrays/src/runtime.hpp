@@ -249,7 +249,8 @@ struct counters {
 struct runtime {
   int me = 0, nodes = 1;
   std::thread::id scheduler_thread;
-  std::vector<std::unique_ptr<array_state>> arrays;
+  std::vector<std::unique_ptr<array_state>> arrays;  // by id; null once destroyed
+  std::vector<array_state*> live;                    // those not destroyed, in creation order
   // Framed messages (a 4-byte length, then the bytes). Vectors, not strings: the scheduler
   // swaps a queue in as its batch for every batch, and a string's swap is an out-of-line call
   // (local_message_us 4-5% slower when the compiler stopped inlining it).
@@ -296,7 +297,7 @@ inline runtime& rt() {
   return r != nullptr ? *r : make_runtime();
 }
 inline counters& count() { return rt().stats; }
-array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown array
+array_state& array_at(std::uint32_t id);  // throws usage_error for an unknown or destroyed array
 // Collective: throws on every node the lowest-numbered node's problem (`mine` empty: none).
 void agree_on_problem(const runtime& r, const std::string& mine);
 // To the node's scheduler (this node's too): the header (its key_bytes set here), key, body.

@@ -345,7 +345,7 @@ void quiesce() {
     const std::array<std::uint64_t, 2> all{wave[0], wave[1]};
     if (all[0] == all[1] && all == last) {
       std::array<std::uint64_t, 2> found{0, 0};  // failed requests; nodes with a duplicate
-      for (auto& a : r.arrays) found[0] += a->settle_held(duplicate);
+      for (detail::array_state* a : r.live) found[0] += a->settle_held(duplicate);
       found[1] = duplicate.empty() ? 0 : 1;
       squall::allreduce(std::span<const std::uint64_t>(found), std::span<std::uint64_t>(found));
       if (found[1] != 0 && found[0] == 0) detail::agree_on_problem(r, duplicate);
@@ -356,7 +356,7 @@ void quiesce() {
     last = all;
   }
   std::size_t held = 0;
-  for (auto& a : r.arrays) {
+  for (detail::array_state* a : r.live) {
     a->trim_broadcasts();
     held += a->held_messages();
     const std::size_t expired = a->expire_caches();

@@ -59,6 +59,7 @@ struct in_place_options {
 namespace detail {
 
 std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_options* in_place = nullptr);
+void destroy_array(std::uint32_t array);
 void insert(std::uint32_t array, std::uint64_t index_type, key k, int on_node);
 void send_invoke(std::uint32_t array, std::uint64_t index_type, const key& k, std::uint64_t entry, std::string_view args,
                  std::uint64_t reply_slot);
@@ -168,6 +169,15 @@ class array {
   static array create_in_place(in_place_options options = {}, home_map homes = {}) {
     return array(detail::create_array(detail::ops_of<T>::get(), std::move(homes), &options));
   }
+
+  // Collective, in the same order on every node as the creations: quiesces (squall/arrays/
+  // scheduler.hpp: what it throws, this throws), then deletes every element of the array on
+  // every node, running their destructors, and forgets the array, so that the arrays a
+  // program has destroyed cost quiesce nothing. Its proxies, and this object, throw
+  // squall::usage_error ("array N was destroyed") from then on; checkpoint() and restart()
+  // see only the arrays not destroyed. An in-place array's address range stays reserved
+  // until the job ends.
+  void destroy() const { detail::destroy_array(id_); }
 
   // The array an element belongs to: its own proxy, inside its entry methods (Charm++'s
   // thisProxy).

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// array::destroy(), collective: messages already sent are delivered first; then every element
+// of the array, on every node, is deleted (its destructor runs once), and the array is
+// forgotten: its proxies throw, quiesce skips it, checkpoint() and restart() see only the
+// arrays left. Run on 1, 2, 4 and 8 nodes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <squall/arrays.hpp>
+#include <squall/collectives.hpp>
+#include <squall/runtime.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace arrays = squall::arrays;
+
+namespace {
+
+int me() { return squall::node(); }
+int nodes() { return squall::nodes(); }
+
+std::uint64_t destructed = 0;  // on this node, while `counting`
+bool counting = false;
+std::uint64_t pokes_here = 0;  // pokes run on this node
+
+struct Cell : arrays::element<arrays::index1d> {
+  std::int64_t value = 0;
+  Cell() = default;
+  Cell(const Cell&) = default;
+  ~Cell() override {
+    if (counting) ++destructed;
+  }
+  void set(std::int64_t v) { value = v; }
+  void poke() { ++pokes_here; }
+  std::int64_t get() { return value; }
+  template <class A>
+  void serialize(A& ar) {
+    ar(value);
+  }
+};
+
+std::string usage_error_of(auto&& f) {
+  try {
+    f();
+  } catch (const squall::usage_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::uint64_t sum_over_nodes(std::uint64_t mine) { return squall::allreduce(mine, squall::op::sum{}); }
+
+TEST(ArraysDestroy, EveryElementIsDeletedOnceAndTheArrayIsForgotten) {
+  auto a = arrays::array<Cell>::create();
+  const int n = 16 * nodes();
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i, i % nodes());
+  arrays::quiesce();
+  destructed = 0;
+  counting = true;
+  a.destroy();
+  counting = false;
+  EXPECT_EQ(sum_over_nodes(destructed), static_cast<std::uint64_t>(n));
+  const std::string was_destroyed = "array " + std::to_string(a.id()) + " was destroyed";
+  EXPECT_NE(usage_error_of([&] { a[3].call<&Cell::poke>(); }).find(was_destroyed), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { (void)a.local_count(); }).find(was_destroyed), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { a.destroy(); }).find(was_destroyed), std::string::npos);  // on every node alike
+  arrays::quiesce();  // and the job goes on
+}
+
+TEST(ArraysDestroy, MessagesSentBeforeDestroyAreDeliveredFirst) {
+  auto a = arrays::array<Cell>::create();
+  const int n = 4 * nodes();
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i, (i + 1) % nodes());
+  arrays::quiesce();
+  pokes_here = 0;
+  constexpr int per_node = 200;
+  for (int i = 0; i < per_node; ++i) a[(i * 7 + me()) % n].call<&Cell::poke>();
+  a.destroy();  // no quiesce before it: destroy's own delivers them
+  EXPECT_EQ(sum_over_nodes(pokes_here), static_cast<std::uint64_t>(per_node * nodes()));
+}
+
+TEST(ArraysDestroy, OtherArraysAndManyCreatedAndDestroyedOnesWorkOn) {
+  auto keep = arrays::array<Cell>::create();
+  if (me() == 0) keep.insert(1, nodes() - 1);
+  for (int round = 0; round < 200; ++round) {
+    auto t = arrays::array<Cell>::create();
+    if (me() == 0) t.insert(round, round % nodes());
+    if (me() == 0) t[round].call<&Cell::set>(std::int64_t{round});
+    t.destroy();
+  }
+  if (me() == 0) keep[1].call<&Cell::set>(std::int64_t{42});
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(keep[1].request<&Cell::get>().get(), 42);
+  }
+  arrays::quiesce();
+  keep.destroy();
+}
+
+TEST(ArraysDestroy, AnInPlaceArraysElementsAreDeletedToo) {
+  auto a = arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 64});
+  const int n = 8 * nodes();
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i, i % nodes());
+  arrays::quiesce();
+  destructed = 0;
+  counting = true;
+  a.destroy();
+  counting = false;
+  EXPECT_EQ(sum_over_nodes(destructed), static_cast<std::uint64_t>(n));
+}
+
+// A checkpoint holds the arrays not destroyed, in creation order; a restart fills the same
+// live arrays, however many were created and destroyed before them.
+TEST(ArraysDestroy, CheckpointAndRestartSeeOnlyTheArraysLeft) {
+  int pid = me() == 0 ? static_cast<int>(getpid()) : 0;
+  squall::broadcast(pid);
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("squall-destroy-test-" + std::to_string(pid))).string();
+  auto gone = arrays::array<Cell>::create();
+  auto kept = arrays::array<Cell>::create();
+  const int n = 6 * nodes();
+  if (me() == 0) {
+    for (int i = 0; i < n; ++i) {
+      gone.insert(i);
+      kept.insert(i);
+      kept[i].call<&Cell::set>(std::int64_t{100 + i});
+    }
+  }
+  gone.destroy();
+  arrays::checkpoint(dir);
+  kept.destroy();
+  auto again = arrays::array<Cell>::create();  // the only live array, as kept was
+  arrays::restart(dir);
+  if (me() == 0) {
+    for (int i = 0; i < n; ++i) EXPECT_EQ(again[i].request<&Cell::get>().get(), 100 + i) << i;
+  }
+  arrays::quiesce();
+  again.destroy();
+  squall::barrier();
+  if (me() == 0) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
