@@ -31,6 +31,7 @@
 #include "options.hpp"
 #include "processes.hpp"
 #include "program_check.hpp"
+#include "stand_in.hpp"
 
 namespace {
 
@@ -66,8 +67,9 @@ void open_standard_streams() {
   }
 }
 
+// In a child of squallrun: makes it node `node` of the job, as its program finds it.
 // `group`: the job's process group (the keeper's), 0 if none.
-[[noreturn]] void run_node(const options& o, int node, int job_fd, pid_t launcher, pid_t group) {
+void become_node(const options& o, int node, int job_fd, pid_t launcher, pid_t group) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
   if (getppid() != launcher) _exit(1);
   if (group > 0) setpgid(0, group);  // as squallrun does, whichever runs first
@@ -90,9 +92,25 @@ void open_standard_streams() {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+[[noreturn]] void run_node(const options& o, int node, int job_fd, pid_t launcher, pid_t group) {
+  become_node(o, node, job_fd, launcher, group);
   execvp(o.program[0], o.program);
   std::fprintf(stderr, "squallrun: cannot run '%s': %s\n", o.program[0], std::strerror(errno));
   _exit(127);
+}
+
+// Starts the stand-in of lost node `node` (stand_in.hpp); its pid, or 0 if it could not.
+pid_t start_stand_in(const options& o, int node, int job_fd, pid_t group) {
+  const pid_t launcher = getpid();
+  const pid_t p = fork();
+  if (p != 0) {
+    if (p > 0 && group > 0) setpgid(p, group);
+    return std::max<pid_t>(p, 0);
+  }
+  become_node(o, node, job_fd, launcher, group);
+  squallrun::exec_stand_in();
 }
 
 // How a node ended, given why squallrun killed it ("" if it did not).
@@ -159,6 +177,7 @@ bool any_joined(const squall::shm::job_area& job, const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (squallrun::is_stand_in()) squallrun::be_stand_in(argc, argv);
   open_standard_streams();
   const options o = squallrun::parse(argc, argv);
   // A node's descendants whose parent ends become squallrun's children rather than init's,
@@ -213,7 +232,10 @@ int main(int argc, char** argv) {
     children[static_cast<std::size_t>(i)] = p;
     if (output) output->started(i);
   }
-  close(job_fd);
+  // A stand-in (stand_in.hpp) joins the job as a node, so the area stays open for one.
+  const bool spans_hosts = o.job_nodes > o.nodes;
+  if (!spans_hosts) close(job_fd);
+  pid_t stand_in = 0;
 
   int running = o.nodes;
   int result = 0;
@@ -258,6 +280,11 @@ int main(int argc, char** argv) {
         kill_at = after_grace();
       } else {  // the job is already stopping because of this node, or it was the last one
         std::fprintf(stderr, "squallrun: node %d (pid %d) %s\n", node, p, why.c_str());
+        if (running == 0 && spans_hosts && stand_in == 0 && squallrun::needs_stand_in(state)) {
+          // The host's last node, gone before it had reached the other hosts: say it there.
+          if (job.header().abort.load() == 0) job.abort(node, why.c_str());
+          stand_in = start_stand_in(o, node, job_fd, keeper.group());
+        }
       }
     }
     // A node that ended cleanly without joining leaves any node that joins waiting for it in
@@ -280,6 +307,7 @@ int main(int argc, char** argv) {
       kill_at = INT64_MAX;
     }
   }
+  if (stand_in > 0) squallrun::wait_for_stand_in(stand_in);
   squallrun::end_leftovers(keeper.pid(), o.grace_s);  // before the last of the output, which may be theirs
   // At the job's end: the terminal comes back to squallrun's group, and the keeper ends.
   control.take_back_terminal();

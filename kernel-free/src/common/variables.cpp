@@ -54,6 +54,7 @@ constexpr variable table[] = {
     {"SQUALL_NODES", job, ""},
     {"SQUALL_HOSTS", job, ""},
     {"SQUALL_NODES_PER_HOST", job, ""},
+    {"SQUALL_STAND_IN", job, ""},  // squallrun run as a lost node's stand-in (launcher/stand_in.hpp)
     {"SQUALL_TEST_NODES", scripts, ""},
     {"SQUALL_TEST_SANITIZERS", scripts, ""},
     {"SQUALL_FAULT_SEED", scripts, ""},

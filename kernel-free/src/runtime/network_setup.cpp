@@ -131,7 +131,7 @@ void check_stamp(const std::string& path, const char* stamp) {
 // memory hooks stay off unless UCX_MEM_EVENTS asks for them: they would run inside every
 // madvise of Squall's fault handlers, in signal context (the cost: no registration cache for
 // RDMA transfers, which UCX then registers each time).
-std::unique_ptr<network_transport> load_ucx(node_runtime& nd, std::vector<int> fds, const network_hooks& hooks,
+std::unique_ptr<network_transport> load_ucx(node_runtime& nd, const std::vector<int>& fds, const network_hooks& hooks,
                                             std::int64_t deadline) {
   Dl_info self{};
   if (dladdr(reinterpret_cast<void*>(&setup_transports), &self) == 0 || self.dli_fname == nullptr) {
@@ -152,9 +152,11 @@ std::unique_ptr<network_transport> load_ucx(node_runtime& nd, std::vector<int> f
 
 namespace {
 // The node with peers across the network, and, while its connections are made, the watch that
-// holds those made so far (the transport does not exist yet).
+// holds those made so far (the transport does not exist yet); then, while the UCX transport
+// exchanges addresses over them, the connections themselves.
 std::atomic<node_runtime*> networked{nullptr};
 std::atomic<tcp::setup_watch*> connecting{nullptr};
+std::atomic<const std::vector<int>*> handing_over{nullptr};
 
 // The node this node's job lost, how long it had been silent (0: it ended), and why, once
 // the job was aborted (on this host).
@@ -197,6 +199,11 @@ void tell_network_peers(const char* message) {
     nd->net->say_ending(lost, silent_ms, why);
   } else if (tcp::setup_watch* w = connecting.load()) {
     w->say_ending(lost, silent_ms, why);
+  } else if (const std::vector<int>* fds = handing_over.load()) {
+    const std::vector<std::byte> frame = tcp::ending_frame(lost, silent_ms, why, nd->shm->max_packet());
+    for (const int fd : *fds) {
+      if (fd >= 0) tcp::say_ending_on(fd, frame);  // the exchange reads it in place of an address
+    }
   }
 }
 
@@ -261,9 +268,14 @@ void setup_transports(node_runtime& nd) {
                               report_loss(*self, node, why, silent_ms);
                             },
                             [self](int node, std::uint32_t silent_ms) { return hears(*self, node, silent_ms); },
-                            &nd.control().awake, nd.me};
+                            &nd.control().awake, nd.me, [self] { self->check_abort(); }};
   if ((forced == network::none ? between_hosts() : forced) == network::ucx) {
-    nd.net = load_ucx(nd, std::move(fds), hooks, deadline);
+    handing_over.store(&fds);
+    nd.net = load_ucx(nd, fds, hooks, deadline);
+    handing_over.store(nullptr);
+    for (const int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
   } else {
     nd.net = std::make_unique<tcp::tcp_transport>(std::move(fds), nd.shm->max_packet(), std::move(l), hooks);
   }

@@ -33,6 +33,9 @@ struct network_hooks {
   std::function<bool(int node, std::uint32_t silent_ms)> hears;
   const std::atomic<std::uint32_t>* polling;
   int me = -1;  // this node
+  // Ends this node, saying why, once `lost` has aborted its job (during set-up, where no
+  // wait of the node's would).
+  std::function<void()> end_if_aborted;
 };
 
 class network_transport : public transport {

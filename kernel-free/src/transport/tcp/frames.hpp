@@ -17,7 +17,9 @@ struct frame_header {
 };
 // heartbeat: an idle link's sign of life. ending: the sender ends abnormally; the body is the
 // node it blames (int32) and why, so that its peers name the cause, not the sender's closing.
-constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2, kind_heartbeat = 3, kind_ending = 4;
+// address: the UCX transport's set-up, a node's worker address and token (ucx_setup.cpp),
+// over the connection made for it; framed so that an ending frame in its place is read.
+constexpr std::uint32_t kind_packet = 1, kind_goodbye = 2, kind_heartbeat = 3, kind_ending = 4, kind_address = 5;
 
 enum class frame_result { frame, incomplete, corrupt };
 
@@ -28,7 +30,7 @@ inline frame_result read_frame(std::span<const std::byte> bytes, std::size_t max
                                std::span<const std::byte>& body) {
   if (bytes.size() < sizeof h) return frame_result::incomplete;
   std::memcpy(&h, bytes.data(), sizeof h);
-  if (h.length > max_body || h.kind < kind_packet || h.kind > kind_ending) return frame_result::corrupt;
+  if (h.length > max_body || h.kind < kind_packet || h.kind > kind_address) return frame_result::corrupt;
   if (bytes.size() - sizeof h < h.length) return frame_result::incomplete;
   body = bytes.subspan(sizeof h, h.length);
   return frame_result::frame;

@@ -88,19 +88,27 @@ int setup_watch::answer_waiting() {
   return listener_->fd();
 }
 
-void setup_watch::say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
-  const std::vector<std::byte> body = ending_body(lost_node, silent_ms, why, max_body_);
+std::vector<std::byte> ending_frame(int lost_node, std::uint32_t silent_ms, const std::string& why, std::size_t max_body) {
+  const std::vector<std::byte> body = ending_body(lost_node, silent_ms, why, max_body);
   const frame_header h{static_cast<std::uint32_t>(body.size()), kind_ending};
   std::vector<std::byte> frame(sizeof h + body.size());
   std::memcpy(frame.data(), &h, sizeof h);
   std::memcpy(frame.data() + sizeof h, body.data(), body.size());
+  return frame;
+}
+
+void say_ending_on(int fd, std::span<const std::byte> frame) {
+  [[maybe_unused]] auto s = ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::shutdown(fd, SHUT_WR);
+}
+
+void setup_watch::say_ending(int lost_node, std::uint32_t silent_ms, const std::string& why) {
+  const std::vector<std::byte> frame = ending_frame(lost_node, silent_ms, why, max_body_);
   std::lock_guard g(mu_);
   for (connection& c : conns_) {
     if (c.told || c.closed) continue;
     c.told = true;
-    // Only the handshake went this way before: the socket's buffer takes the frame whole.
-    [[maybe_unused]] auto s = ::send(c.fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    ::shutdown(c.fd, SHUT_WR);
+    say_ending_on(c.fd, frame);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +33,12 @@ namespace squall::tcp {
 
 class accepting;
 class listener;
+
+// An ending frame (frames.hpp, kind_ending): the node a set-up that ends blames, and why.
+std::vector<std::byte> ending_frame(int lost_node, std::uint32_t silent_ms, const std::string& why, std::size_t max_body);
+// Sends it on a connection of the set-up, whose socket buffer takes it whole (little else
+// went that way), and half-closes the connection so that the peer reads it now.
+void say_ending_on(int fd, std::span<const std::byte> frame);
 
 class setup_watch {
  public:

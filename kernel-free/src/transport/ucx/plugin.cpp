@@ -7,9 +7,9 @@
 extern "C" [[gnu::visibility("default")]] const char squall_ucx_interface_stamp[] = SQUALL_UCX_INTERFACE_STAMP;
 
 extern "C" [[gnu::visibility("default")]] squall::network_transport* squall_ucx_transport_create(
-    int me, std::vector<int>* sockets, const std::vector<bool>* same_host, std::size_t max_packet,
+    int me, const std::vector<int>* sockets, const std::vector<bool>* same_host, std::size_t max_packet,
     const squall::network_hooks* hooks, std::int64_t deadline_ns) {
-  return new squall::ucx::ucx_transport(me, std::move(*sockets), *same_host, max_packet, *hooks, deadline_ns);
+  return new squall::ucx::ucx_transport(me, *sockets, *same_host, max_packet, *hooks, deadline_ns);
 }
 
 // The signature the runtime calls it with.

@@ -15,7 +15,7 @@
 
 namespace squall::ucx {
 
-using create_fn = network_transport* (*)(int me, std::vector<int>* sockets, const std::vector<bool>* same_host,
+using create_fn = network_transport* (*)(int me, const std::vector<int>* sockets, const std::vector<bool>* same_host,
                                          std::size_t max_packet, const network_hooks* hooks, std::int64_t deadline_ns);
 inline constexpr const char* module_name = "libsquall-ucx.so";
 inline constexpr const char* create_symbol = "squall_ucx_transport_create";

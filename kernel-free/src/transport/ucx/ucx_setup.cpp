@@ -18,6 +18,7 @@
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "transport/endings.hpp"
+#include "transport/tcp/frames.hpp"
 #include "transport/tcp/socket_io.hpp"
 #include "transport/ucx/ucx_internal.hpp"
 
@@ -73,7 +74,7 @@ void on_ep_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
 
 }  // namespace
 
-ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector<bool>& same_host,
+ucx_transport::ucx_transport(int me, const std::vector<int>& sockets, const std::vector<bool>& same_host,
                              std::size_t max_packet, hooks h, std::int64_t deadline_ns)
     : me_(me), max_packet_(max_packet), hooks_(std::move(h)) {
   // A vanished host is noticed within seconds by the kernel's TCP keepalive, as by Squall's
@@ -123,7 +124,7 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
   check(ucp_worker_set_am_recv_handler(worker_, &hp), "ucp_worker_set_am_recv_handler");
   check(ucp_worker_get_efd(worker_, &worker_fd_), "ucp_worker_get_efd");
 
-  exchange_addresses(me, sockets, same_host, deadline_ns);
+  exchange_addresses(sockets, same_host, deadline_ns);
 
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -143,8 +144,11 @@ ucx_transport::ucx_transport(int me, std::vector<int> sockets, const std::vector
 }
 
 // Over each authenticated socket: our worker address and the token the peer must use, then
-// the peer's; an endpoint to each peer from its address.
-void ucx_transport::exchange_addresses(int me, std::vector<int>& sockets, const std::vector<bool>& same_host,
+// the peer's; an endpoint to each peer from its address. Each goes as a frame (tcp/frames.hpp,
+// kind_address): a peer that ended during set-up sent an ending frame instead (its set-up
+// watch, or the stand-in of a node lost before it, launcher/stand_in.hpp), which names the
+// node the job lost.
+void ucx_transport::exchange_addresses(const std::vector<int>& sockets, const std::vector<bool>& same_host,
                                        std::int64_t deadline_ns) {
   ucp_address_t* address = nullptr;
   std::size_t address_length = 0;
@@ -159,39 +163,57 @@ void ucx_transport::exchange_addresses(int me, std::vector<int>& sockets, const 
     peers_[i] = std::move(p);
   }
   auto fail = [&](std::size_t i, const char* what, tcp::io_result r) {
-    fatal("node %d: exchanging UCX addresses with node %zu: %s %s", me, i, what, tcp::describe(r).c_str());
+    hooks_.end_if_aborted();  // the job lost a node meanwhile: that is why
+    fatal("exchanging UCX addresses with node %zu: %s %s", i, what, tcp::describe(r).c_str());
   };
+  // A send that failed is reported after the peer's frame is read: it may say why.
+  std::vector<tcp::io_result> sent(sockets.size(), tcp::io_result::done);
   for (std::size_t i = 0; i < sockets.size(); ++i) {
     if (sockets[i] < 0) continue;
-    const auto length = static_cast<std::uint32_t>(address_length);
-    std::vector<std::byte> out(sizeof length + address_length + sizeof(std::uint64_t));
-    std::memcpy(out.data(), &length, sizeof length);
-    std::memcpy(out.data() + sizeof length, address, address_length);
-    std::memcpy(out.data() + sizeof length + address_length, &peers_[i]->token_in, sizeof(std::uint64_t));
-    if (auto r = tcp::write_full(sockets[i], out.data(), out.size(), deadline_ns); r != tcp::io_result::done) {
-      fail(i, "sending", r);
-    }
+    const tcp::frame_header h{static_cast<std::uint32_t>(address_length + sizeof(std::uint64_t)), tcp::kind_address};
+    std::vector<std::byte> out(sizeof h + h.length);
+    std::memcpy(out.data(), &h, sizeof h);
+    std::memcpy(out.data() + sizeof h, address, address_length);
+    std::memcpy(out.data() + sizeof h + address_length, &peers_[i]->token_in, sizeof(std::uint64_t));
+    sent[i] = tcp::write_full(sockets[i], out.data(), out.size(), deadline_ns);
   }
   ucp_worker_release_address(worker_, address);
+  // Every peer's frame before any endpoint: an endpoint to a peer that ended meanwhile fails
+  // (UCX over TCP connects at once) before a later peer's frame could say why.
+  std::vector<std::vector<std::byte>> addresses(sockets.size());
   for (std::size_t i = 0; i < sockets.size(); ++i) {
     if (sockets[i] < 0) continue;
-    std::uint32_t length = 0;
-    if (auto r = tcp::read_full(sockets[i], &length, sizeof length, deadline_ns); r != tcp::io_result::done) {
+    tcp::frame_header h{};
+    if (auto r = tcp::read_full(sockets[i], &h, sizeof h, deadline_ns); r != tcp::io_result::done) {
+      sent[i] != tcp::io_result::done ? fail(i, "sending", sent[i]) : fail(i, "receiving", r);
+    }
+    const bool ending = h.kind == tcp::kind_ending && h.length <= max_packet_;
+    const bool address_frame = h.kind == tcp::kind_address && h.length > sizeof(std::uint64_t) &&
+                               h.length <= max_address_bytes + sizeof(std::uint64_t);
+    if (!ending && !address_frame) {
+      fatal("node %zu sent no UCX address (a frame of kind %u, %u bytes)", i, h.kind, h.length);
+    }
+    std::vector<std::byte>& body = addresses[i];
+    body.resize(h.length);
+    if (auto r = tcp::read_full(sockets[i], body.data(), body.size(), deadline_ns); r != tcp::io_result::done) {
       fail(i, "receiving", r);
     }
-    if (length == 0 || length > max_address_bytes) fatal("node %d: node %zu sent a UCX address of %u bytes", me, i, length);
-    std::vector<std::byte> remote(length);
+    if (ending) {
+      report_ending(me_, static_cast<int>(i), static_cast<int>(sockets.size()), body, hooks_.lost, hooks_.hears);
+      hooks_.end_if_aborted();
+      fatal("node %zu ended during set-up", i);  // not reached: the report aborts the job
+    }
+    if (sent[i] != tcp::io_result::done) fail(i, "sending", sent[i]);
+  }
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    if (sockets[i] < 0) continue;
     peer& p = *peers_[i];
-    if (auto r = tcp::read_full(sockets[i], remote.data(), length, deadline_ns); r != tcp::io_result::done) {
-      fail(i, "receiving", r);
-    }
-    if (auto r = tcp::read_full(sockets[i], &p.token_out, sizeof p.token_out, deadline_ns); r != tcp::io_result::done) {
-      fail(i, "receiving", r);
-    }
+    const std::vector<std::byte>& body = addresses[i];
+    std::memcpy(&p.token_out, body.data() + body.size() - sizeof p.token_out, sizeof p.token_out);
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(remote.data());
+    ep.address = reinterpret_cast<const ucp_address_t*>(body.data());
     ep.err_mode = same_host[i] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     ep.err_handler.cb = on_ep_error;
     ep.err_handler.arg = &p;
@@ -200,10 +222,9 @@ void ucx_transport::exchange_addresses(int me, std::vector<int>& sockets, const 
   }
   std::set<std::string> lanes;
   for (std::size_t i = 0; i < sockets.size(); ++i) {
-    if (sockets[i] < 0) continue;
-    ::close(sockets[i]);
-    sockets[i] = -1;
-    for (const std::string& l : lanes_of(peers_[i]->ep)) lanes.insert(l);
+    if (sockets[i] >= 0) {
+      for (const std::string& l : lanes_of(peers_[i]->ep)) lanes.insert(l);
+    }
   }
   description_ = "ucx";
   const char* sep = ": ";

@@ -9,7 +9,8 @@
 // the job's authenticated TCP connections (tcp/mesh.hpp, which prove the job's secret), and
 // with them each node hands each peer a random token that peer must put in the header of
 // every message it sends here. A message without the right token is dropped before anything
-// reads it, and counted (ucx.messages_refused); the set-up sockets are closed afterwards.
+// reads it, and counted (ucx.messages_refused); the set-up sockets are closed afterwards (by
+// the runtime, which until then says through them why the node ends, if it does).
 //
 // Progress: a thread of the node that polls (any_incoming) progresses the worker itself; when
 // none does, an I/O thread waits on the worker's event descriptor and wakes the node when a
@@ -39,12 +40,12 @@ class ucx_transport final : public network_transport {
  public:
   using hooks = network_hooks;
   // sockets: a connected, authenticated socket per peer to reach over UCX, -1 for the others
-  // (tcp::connect_mesh); used to exchange worker addresses and tokens, then closed. Fatal,
+  // (tcp::connect_mesh); used to exchange worker addresses and tokens; the caller closes them. Fatal,
   // naming the peer, when the exchange does not finish by `deadline_ns` or UCX fails.
   // same_host: by node, whether it runs on this host. Endpoints to other hosts use UCX's peer
   // error handling; UCX 1.13's shared-memory transports do not offer it, so endpoints on this
   // host go without, and the watchdog's own watch of this host's nodes reports their loss.
-  ucx_transport(int me, std::vector<int> sockets, const std::vector<bool>& same_host, std::size_t max_packet,
+  ucx_transport(int me, const std::vector<int>& sockets, const std::vector<bool>& same_host, std::size_t max_packet,
                 hooks h, std::int64_t deadline_ns);
   ~ucx_transport() override;
   ucx_transport(const ucx_transport&) = delete;
@@ -111,7 +112,7 @@ class ucx_transport final : public network_transport {
   void drain_sends(std::int64_t deadline);
   void io_loop();
   void stop_io_thread();
-  void exchange_addresses(int me, std::vector<int>& sockets, const std::vector<bool>& same_host,
+  void exchange_addresses(const std::vector<int>& sockets, const std::vector<bool>& same_host,
                           std::int64_t deadline_ns);
 
   static constexpr std::size_t large_head_bytes = 16 + 16 + 64 + 1024;  // ours, a record's head, its arguments
