@@ -101,6 +101,7 @@ void destroy_array(std::uint32_t id) {
   std::unique_ptr<array_state> gone = std::move(r.arrays[id]);
   std::erase(r.live, gone.get());
   program_code running(nullptr);  // the elements' destructors run as program code
+  gone->delete_elements();
   gone.reset();
 }
 

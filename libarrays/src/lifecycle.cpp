@@ -41,6 +41,10 @@ void array_state::destroy_element(entry_rec& e) {
   }
 }
 
+void array_state::delete_elements() {
+  table_.for_each([](entry_rec& e) { e.elem.reset(); });
+}
+
 void array_state::migrate(entry_rec& e, int to) {
   const outcome o = transition(e.loc, {event_kind::migrated_away, to});
   if (o.act == action::error) throw squall::usage_error(std::string("libarrays: migrate_me: ") + o.why);

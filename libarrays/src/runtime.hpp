@@ -134,6 +134,9 @@ class array_state {
   std::optional<key> drop_held_request(std::uint64_t slot);
   std::string index_text(const key& k) const;
   void trim_broadcasts() { past_.clear(); }
+  // array::destroy(): runs every local element's destructor while its slot and this array
+  // are whole, as destroy_me() does (a destructor may ask array_id()).
+  void delete_elements();
   std::size_t expire_caches();  // at quiescence; returns how many entries it forgot
   void record_communication(bool on) { record_comm_ = on; }
   // Whether entry methods are timed for load balancing (array::measure_load; at_sync turns

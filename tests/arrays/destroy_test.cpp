@@ -101,6 +101,33 @@ TEST(ArraysDestroy, OtherArraysAndManyCreatedAndDestroyedOnesWorkOn) {
   keep.destroy();
 }
 
+// An element's destructor may ask which array it belongs to, as it may when destroy_me()
+// deletes it alone: destroy() deleted the elements' slots first, and array_id() read freed
+// memory (a segmentation fault on 1 and 2 nodes).
+std::uint32_t destroyed_array = 0;
+std::uint64_t saw_its_array = 0;
+struct AsksItsArray : arrays::element<arrays::index1d> {
+  ~AsksItsArray() override {
+    if (counting && array_id() == destroyed_array) ++saw_its_array;
+  }
+  template <class A>
+  void serialize(A&) {}
+};
+
+TEST(ArraysDestroy, AnElementsDestructorStillKnowsItsArray) {
+  auto a = arrays::array<AsksItsArray>::create();
+  const int n = 8 * nodes();
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i, i % nodes());
+  arrays::quiesce();
+  destroyed_array = a.id();
+  saw_its_array = 0;
+  counting = true;
+  a.destroy();
+  counting = false;
+  EXPECT_EQ(sum_over_nodes(saw_its_array), static_cast<std::uint64_t>(n));
+}
+
 TEST(ArraysDestroy, AnInPlaceArraysElementsAreDeletedToo) {
   auto a = arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 64});
   const int n = 8 * nodes();

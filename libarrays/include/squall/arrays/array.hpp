@@ -172,7 +172,9 @@ class array {
 
   // Collective, in the same order on every node as the creations: quiesces (squall/arrays/
   // scheduler.hpp: what it throws, this throws), then deletes every element of the array on
-  // every node, running their destructors, and forgets the array, so that the arrays a
+  // every node, running their destructors (as destroy_me() does: array_id() still answers
+  // there, but the array is forgotten first, so a send to it from one throws, and a destructor
+  // that throws ends the process), and forgets the array, so that the arrays a
   // program has destroyed cost quiesce nothing. Its proxies, and this object, throw
   // squall::usage_error ("array N was destroyed") from then on; checkpoint() and restart()
   // see only the arrays not destroyed. An in-place array's address range stays reserved
