@@ -96,7 +96,7 @@ void destroy_array(std::uint32_t id) {
   program_side(id, "array::destroy");  // destroyed already, or never created: throws on every node
   // Nothing is in flight for it once the job is quiescent, and nothing sent after: a proxy
   // of it throws from now on (array_at).
-  quiesce();
+  quiesce_for(std::uint64_t{id} + 1);
   runtime& r = rt();
   std::unique_ptr<array_state> gone = std::move(r.arrays[id]);
   std::erase(r.live, gone.get());

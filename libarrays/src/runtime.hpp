@@ -318,6 +318,10 @@ bool run_some(bool (*done)(void*), void* ctx, bool inbox);
 // wake(wake_ctx) holds (asked under the node lock).
 void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx);
 bool never(void*);
+// quiesce() without its caller's check; for array::destroy() of array `destroying` - 1 when
+// that is not 0, which throws on every node, nothing destroyed, unless every node destroys
+// that array there.
+void quiesce_for(std::uint64_t destroying);
 // Throws usage_error when the calling code may not run the scheduler: inside an entry method,
 // or on another thread than the program's.
 void check_scheduler(const char* what);

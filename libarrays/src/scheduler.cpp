@@ -308,6 +308,26 @@ std::string what_of(const std::exception_ptr& e) {
   if (failed) std::rethrow_exception(failed);
   throw node_failed(first, text);
 }
+
+// What a node quiesces for, in the waves' sums: x = 0 for quiesce(), the array's id + 1 for
+// array::destroy(). The sums of x and x*x equal nodes*x and nodes*x*x only when every node's
+// x is its own, so every node finds a disagreement alike and throws, in step. Unchecked, a
+// destroy() on some nodes met a quiesce() on the others, and each node went on with its own
+// idea of which arrays exist.
+constexpr std::size_t destroyers = 3, sum_x = 4, sum_xx = 5;  // in a wave
+void check_same_purpose(const std::array<std::uint64_t, 6>& wave, std::uint64_t x, int nodes) {
+  const auto n = static_cast<std::uint64_t>(nodes);
+  if (wave[sum_x] == n * x && wave[sum_xx] == n * x * x) return;
+  if (wave[destroyers] < n) {
+    throw squall::usage_error("libarrays: array::destroy() on " + std::to_string(wave[destroyers]) + " of " +
+                              std::to_string(nodes) +
+                              " nodes met quiesce() (or at_sync, checkpoint, restart) on the others; nothing was "
+                              "destroyed: every node destroys the same arrays, in the same order");
+  }
+  throw squall::usage_error(
+      "libarrays: array::destroy(): the nodes destroy different arrays at once; nothing was destroyed: every node "
+      "destroys the same arrays, in the same order");
+}
 }  // namespace
 }  // namespace detail
 
@@ -318,6 +338,11 @@ void run_until(bool (*done)(void*), void* ctx) {
 
 void quiesce() {
   detail::check_scheduler("quiesce");
+  detail::quiesce_for(0);
+}
+
+// quiesce(), or array::destroy()'s of array `destroying` - 1 when that is not 0.
+void detail::quiesce_for(std::uint64_t destroying) {
   detail::runtime& r = detail::rt();
   // Waves: each node runs until idle, then the job sums what was sent and handled. Two
   // waves in a row with equal sums, and as much handled as sent, mean nothing moved between
@@ -339,9 +364,12 @@ void quiesce() {
       while (detail::run_some(detail::never, nullptr, /*inbox=*/true)) {
       }
     });
-    const std::array<std::uint64_t, 3> wave =
-        detail::sum_over_nodes(std::array<std::uint64_t, 3>{r.counts.sent, r.counts.handled, failed ? 1u : 0u}, failed);
+    const std::array<std::uint64_t, 6> wave = detail::sum_over_nodes(
+        std::array<std::uint64_t, 6>{r.counts.sent, r.counts.handled, failed ? 1u : 0u, destroying != 0 ? 1u : 0u,
+                                     destroying, destroying * destroying},
+        failed);
     if (wave[2] != 0) detail::fail_on_every_node(failed);
+    detail::check_same_purpose(wave, destroying, r.nodes);
     const std::array<std::uint64_t, 2> all{wave[0], wave[1]};
     if (all[0] == all[1] && all == last) {
       std::array<std::uint64_t, 2> found{0, 0};  // failed requests; nodes with a duplicate

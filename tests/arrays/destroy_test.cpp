@@ -128,6 +128,39 @@ TEST(ArraysDestroy, AnElementsDestructorStillKnowsItsArray) {
   EXPECT_EQ(sum_over_nodes(saw_its_array), static_cast<std::uint64_t>(n));
 }
 
+// destroy() called by some nodes only, the others quiescing, or nodes destroying different
+// arrays: the quiesces paired up and each node deleted what it chose, in silence, and a later
+// message to the array ended a quiesce with "array N was destroyed". Now every node throws,
+// nothing is destroyed, and the nodes go on in step.
+std::string destroy_or_quiesce(arrays::array<Cell>& a, bool destroy) {
+  return usage_error_of([&] {
+    if (destroy) {
+      a.destroy();
+    } else {
+      arrays::quiesce();
+    }
+  });
+}
+
+TEST(ArraysDestroy, NodesThatDisagreeAllThrowAndNothingIsDestroyed) {
+  if (nodes() < 2) GTEST_SKIP() << "one node always agrees with itself";
+  auto a = arrays::array<Cell>::create();
+  auto b = arrays::array<Cell>::create();
+  if (me() == 0) a.insert(1, nodes() - 1);
+  const std::string only_node_0 = destroy_or_quiesce(a, me() == 0);
+  EXPECT_NE(only_node_0.find("array::destroy() on 1 of " + std::to_string(nodes()) + " nodes"), std::string::npos)
+      << only_node_0;
+  const std::string different = usage_error_of([&] { (me() == 0 ? a : b).destroy(); });
+  EXPECT_NE(different.find("the nodes destroy different arrays"), std::string::npos) << different;
+  if (me() == 0) a[1].call<&Cell::set>(std::int64_t{5});  // a lives on, on every node
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(a[1].request<&Cell::get>().get(), 5);
+  }
+  a.destroy();
+  b.destroy();
+}
+
 TEST(ArraysDestroy, AnInPlaceArraysElementsAreDeletedToo) {
   auto a = arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 64});
   const int n = 8 * nodes();

@@ -33,7 +33,8 @@ void run_until(F&& done) {
 // An entry method or a reduction that throws on a node while it quiesces does not leave the
 // others waiting: that node goes on taking part, and at the end of the wave quiesce throws on
 // every node - the exception itself on the node where it was thrown (the first one, if
-// several were), `node_failed` on the others.
+// several were), `node_failed` on the others. A quiesce met by array::destroy() on other
+// nodes throws squall::usage_error on every node, as destroy() does there.
 void quiesce();
 
 // Thrown by quiesce on the nodes where nothing failed, when something did on another node:
