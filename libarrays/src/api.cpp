@@ -142,6 +142,7 @@ void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* 
 }
 
 callback entry_callback(std::uint32_t array, std::uint64_t entry, const key* element) {
+  program_side(array, element != nullptr ? "to_element" : "to_all");  // a destroyed array's throws
   callback c;
   c.how = element != nullptr ? callback::kind::element : callback::kind::broadcast;
   c.id = entry;

@@ -155,9 +155,18 @@ void array_state::finish(partial& p) {
       for (int n = 0; n < rt().nodes; ++n) send_to(n, h, key(), value);
       return;
     }
-    case callback::kind::broadcast: return array_at(cb.array).request_broadcast(cb.id, value);
-    case callback::kind::element: return array_at(cb.array).send_invoke(key(cb.key), cb.id, value, 0);
+    case callback::kind::broadcast: return callback_array(cb).request_broadcast(cb.id, value);
+    case callback::kind::element: return callback_array(cb).send_invoke(key(cb.key), cb.id, value, 0);
   }
+}
+
+// The array a callback goes to, which may have been destroyed while the reduction ran.
+array_state& array_state::callback_array(const callback& cb) const {
+  if (cb.array < rt().arrays.size() && rt().arrays[cb.array] == nullptr) {
+    throw squall::usage_error("libarrays: a reduction of array " + std::to_string(id_) + " ends in a callback to array " +
+                              std::to_string(cb.array) + ", which was destroyed");
+  }
+  return array_at(cb.array);
 }
 
 }  // namespace squall::arrays::detail

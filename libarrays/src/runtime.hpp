@@ -193,6 +193,7 @@ class array_state {
   void on_red_part(const message& m);
   void on_red_request(const message& m);
   void finish(partial& p);
+  array_state& callback_array(const callback& cb) const;
   std::string fold(partial& p) const;
   void count_in(std::uint64_t red_count) { ++by_red_count_[red_count]; }
   void count_out(std::uint64_t red_count);

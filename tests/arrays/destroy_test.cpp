@@ -161,6 +161,47 @@ TEST(ArraysDestroy, NodesThatDisagreeAllThrowAndNothingIsDestroyed) {
   b.destroy();
 }
 
+// A reduction whose callback goes to an array destroyed meanwhile: quiesce failed with only
+// "array N was destroyed", which named neither the reduction nor its array; and to_all() of
+// a destroyed array made a callback without a word. Now both say what they are.
+struct Contributor : arrays::element<arrays::index1d> {
+  void give(const arrays::callback& then) { contribute(std::int64_t{1}, arrays::sum<std::int64_t>(), then); }
+  template <class A>
+  void serialize(A&) {}
+};
+
+std::string quiesce_failure() {
+  try {
+    arrays::quiesce();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ArraysDestroy, AReductionIntoADestroyedArraySaysSo) {
+  auto a = arrays::array<Cell>::create();
+  auto b = arrays::array<Contributor>::create();
+  if (me() == 0) {
+    a.insert(0);
+    b.insert(0, 0);
+    b.insert(1, nodes() - 1);
+  }
+  arrays::quiesce();
+  const arrays::callback into_a = a.to_element<&Cell::set>(0);
+  if (me() == 0) b[0].call<&Contributor::give>(into_a);
+  a.destroy();  // b's reduction waits for its element 1
+  if (me() == 0) b[1].call<&Contributor::give>(into_a);
+  const std::string failed = quiesce_failure();
+  EXPECT_NE(failed.find("libarrays: a reduction of array " + std::to_string(b.id()) + " ends in a callback to array " +
+                        std::to_string(a.id()) + ", which was destroyed"),
+            std::string::npos)
+      << failed;
+  EXPECT_NE(usage_error_of([&] { (void)a.to_all<&Cell::set>(); }).find("array " + std::to_string(a.id()) + " was destroyed"),
+            std::string::npos);
+  b.destroy();
+}
+
 TEST(ArraysDestroy, AnInPlaceArraysElementsAreDeletedToo) {
   auto a = arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 64});
   const int n = 8 * nodes();
