@@ -138,7 +138,13 @@ void record_communication(std::uint32_t array, bool on) {
 void measure_load(std::uint32_t array, bool on) { program_side(array, "measure_load").measure_load(on); }
 
 void for_each_local(std::uint32_t array, void (*f)(element_base&, void*), void* ctx) {
-  program_side(array, "for_each_local").for_each_local([&](element_base& e) { f(e, ctx); });
+  array_state& a = program_side(array, "for_each_local");
+  // The visit must not run the scheduler (check_scheduler), however it leaves.
+  struct visiting {
+    bool was = std::exchange(rt().in_for_each, true);
+    ~visiting() { rt().in_for_each = was; }
+  } guard;
+  a.for_each_local([&](element_base& e) { f(e, ctx); });
 }
 
 callback entry_callback(std::uint32_t array, std::uint64_t entry, const key* element) {

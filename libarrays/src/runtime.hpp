@@ -263,6 +263,7 @@ struct runtime {
   std::vector<char> batch;  // the messages the scheduler is running
   std::size_t batch_at = 0;
   bool in_entry = false;
+  bool in_for_each = false;  // array::for_each_local visits the elements in place
   // Invokes run from the handler (scheduler.cpp): while the scheduler thread waits in
   // run_until with nothing queued, an expedited one runs in the handler, an ordinary one from
   // it with the node lock let go.

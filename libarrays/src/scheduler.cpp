@@ -183,6 +183,10 @@ void check_scheduler(const char* what) {
     throw squall::usage_error(std::string("libarrays: ") + what +
                               " inside an entry method (entry methods must not wait: send a message instead)");
   }
+  if (r.in_for_each) {  // the scheduler could delete the elements it visits
+    throw squall::usage_error(std::string("libarrays: ") + what +
+                              " inside for_each_local (it visits the elements where they are: wait after it)");
+  }
   if (std::this_thread::get_id() != r.scheduler_thread) {
     throw squall::usage_error(std::string("libarrays: ") + what +
                               " from a thread other than the one that created the node's first array");

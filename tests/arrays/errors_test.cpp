@@ -112,6 +112,20 @@ TEST(ArraysErrors, WaitingInsideAnEntryMethodIsRefused) {
   EXPECT_NE(what.find("inside an entry method"), std::string::npos) << what;
 }
 
+// for_each_local visits the elements in place: a visit that ran the scheduler (get, quiesce,
+// destroy) could delete them under it; a destroy() there was a segmentation fault.
+TEST(ArraysErrors, WaitingInsideForEachLocalIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  for (int i = 0; i < 8; ++i) a.insert(i);
+  arrays::quiesce();
+  const std::string destroy = error_of([&] { a.for_each_local([&](Cell&) { a.destroy(); }); });
+  EXPECT_NE(destroy.find("libarrays: array::destroy inside for_each_local"), std::string::npos) << destroy;
+  const std::string get = error_of([&] { a.for_each_local([&](Cell& c) { (void)a[c.this_index()].request<&Cell::get>().get(); }); });
+  EXPECT_NE(get.find("inside for_each_local"), std::string::npos) << get;
+  EXPECT_EQ(a.local_count(), 8u);
+  a.destroy();
+}
+
 TEST(ArraysErrors, AMessageToADeletedElementIsReportedAtQuiescence) {
   auto a = arrays::array<Cell>::create();
   a.insert(9);

@@ -199,7 +199,8 @@ class array {
                       detail::entry_method<M>::codec::encode_args(std::forward<A>(args)...));
   }
 
-  // This node's elements now (for the program thread between scheduler runs).
+  // This node's elements now (for the program thread between scheduler runs). f must not
+  // wait (a future's get, quiesce, run_until, destroy): that throws squall::usage_error.
   std::size_t local_count() const { return detail::local_count(id_); }
   template <class F>
   void for_each_local(F&& f) const {
