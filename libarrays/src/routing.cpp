@@ -111,7 +111,9 @@ void array_state::handle(const message& m, std::string_view bytes) {
       rt().done_slots[m.h.a] = std::string(m.body);
       return;
     case kind::held:
-      if (rt().open_slots.count(m.h.a) != 0 && rt().done_slots.count(m.h.a) == 0) {
+      if (m.h.b != 0) {  // released: the element exists now
+        rt().held_slots.erase(m.h.a);
+      } else if (rt().open_slots.count(m.h.a) != 0 && rt().done_slots.count(m.h.a) == 0) {
         rt().held_slots[m.h.a] = "element " + index_text(key(std::string(m.key))) + " of array " + std::to_string(id_) +
                                  ", which its home, node " + std::to_string(m.h.source) +
                                  ", holds because no such element exists (never inserted, or deleted)";
@@ -160,13 +162,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes, const entr
       ++rt().counts.held;
       count().held.add_from_one_thread();
       // A request held for an element that does not exist: its requester's get() may say so.
-      if (m.h.a != 0 && e.loc.state == location_state::buffering) {
-        header h;
-        h.what = kind::held;
-        h.source = rt().me;
-        h.a = m.h.a;
-        send_to(static_cast<int>(m.h.a >> 40), h, k, {});
-      }
+      if (m.h.a != 0 && e.loc.state == location_state::buffering) tell_held(m.h.a, k, /*released=*/false);
       return;
     case action::create_on_demand:
       construct(e, k, e.loc.epoch);
@@ -305,7 +301,21 @@ void array_state::on_deleted(const message& m, std::string_view) {
 void array_state::flush(entry_rec& e) {
   std::vector<std::string> held;
   held.swap(e.held);
-  for (const std::string& bytes : held) handle(read_message(bytes), bytes);
+  for (const std::string& bytes : held) {
+    const message m = read_message(bytes);
+    // A request the home held, whose requester may have been told so: no longer.
+    if (e.loc.home && m.h.what == kind::invoke && m.h.a != 0) tell_held(m.h.a, e.k, /*released=*/true);
+    handle(m, bytes);
+  }
+}
+
+void array_state::tell_held(std::uint64_t slot, const key& k, bool released) {
+  header h;
+  h.what = kind::held;
+  h.source = rt().me;
+  h.a = slot;
+  h.b = released ? 1 : 0;
+  send_to(static_cast<int>(slot >> 40), h, k, {});
 }
 
 std::size_t array_state::settle_held(std::string& duplicate) {

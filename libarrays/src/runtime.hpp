@@ -164,6 +164,8 @@ class array_state {
   void on_routing_update(const message& m);
   void on_deleted(const message& m, std::string_view bytes);
   void flush(entry_rec& e);
+  // Tells a request's requester that the home holds it for a missing element, or released it.
+  void tell_held(std::uint64_t slot, const key& k, bool released);
   int route(const entry_rec& e) const;
   void send_to(int node, header h, const key& k, std::string_view body);
   // Location news from here: `what` (routing_update or deleted) with this node and `epoch`.

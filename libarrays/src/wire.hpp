@@ -20,7 +20,7 @@
 //   lb_plan         every node         -           -      -         -           -          -      body: moves and the report
 //   restore         home               -           -      -         file offset writer     -      body: packed element
 //   free_slot       the slot's owner   -           -      -         slot        -          -
-//   held            the requester      -           -      -         slot        -          -      (the home holds its request: no such element)
+//   held            the requester      -           -      -         slot        released   -      (the home holds its request: no such element; released: no longer)
 //
 // `source` is the node the message is from in the protocol's sense: an invoke keeps its
 // original sender through forwarding, so the delivering node can send it a routing update.

@@ -57,7 +57,8 @@ TEST(WaitNotice, GetNamesTheMissingElementItsHomeHolds) {
   } else if (me() == last()) {
     // Once the request is held here, wait past the notice, then insert the element: the
     // held request runs and node 0's get() returns.
-    arrays::run_until([] { return arrays::counts().held >= 1; });
+    const std::uint64_t before = arrays::counts().held;
+    arrays::run_until([before] { return arrays::counts().held > before; });
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     a.insert(5);
   }
@@ -78,6 +79,28 @@ TEST(WaitNotice, GetSaysItWaitsForAMethodThatHasNotAnswered) {
     EXPECT_TRUE(contains(said, "node 0's get() has waited 1 s for a request's result; its entry method has not "
                                "answered yet"))
         << said;
+  }
+  arrays::quiesce();
+}
+
+// A request held, then released when its element is inserted, waits for its method: the
+// notice says so, not that the element does not exist (it did, until the home said it was
+// released).
+TEST(WaitNotice, ARequestReleasedByAnInsertionWaitsForItsMethod) {
+  if (squall::nodes() < 2) GTEST_SKIP() << "one node";
+  auto a = homed_on_last_node();
+  if (me() == 0) {
+    auto f = a[6].request<&Cell::slow_get>();
+    testing::internal::CaptureStderr();
+    const std::int64_t v = f.get();
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(v, 7);
+    EXPECT_TRUE(contains(said, "its entry method has not answered yet")) << said;
+    EXPECT_FALSE(contains(said, "no such element exists")) << said;
+  } else if (me() == last()) {
+    const std::uint64_t before = arrays::counts().held;
+    arrays::run_until([before] { return arrays::counts().held > before; });
+    a.insert(6);
   }
   arrays::quiesce();
 }
