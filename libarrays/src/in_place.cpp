@@ -66,7 +66,11 @@ slot_store::slot_store(const element_ops& ops, const in_place_options& options) 
   for (std::size_t i = per_node_; i-- > 0;) free_.push_back(static_cast<std::uint32_t>(first + i));
 }
 
-slot_store::~slot_store() = default;  // the segment lives as long as the job
+// Only array::destroy() destroys a store (the runtime itself is never destroyed), on every
+// node once the job is quiescent and the elements deleted: the segment's collective free.
+// Kept, it counted against the substrate's 1023 live segments: the 1023rd in-place array
+// created, even with all the others destroyed, failed.
+slot_store::~slot_store() { memory::free(seg_); }
 
 element_base* slot_store::construct(std::uint32_t& slot_out) {
   if (free_.empty()) {

@@ -215,6 +215,16 @@ TEST(ArraysDestroy, AnInPlaceArraysElementsAreDeletedToo) {
   EXPECT_EQ(sum_over_nodes(destructed), static_cast<std::uint64_t>(n));
 }
 
+// Each in-place array holds a segment of the shared address space, which destroy() gives
+// back: more than the substrate's 1023 live segments are created over the job.
+TEST(ArraysDestroy, AnInPlaceArrayGivesItsSegmentBack) {
+  for (int round = 0; round < 1100; ++round) {
+    auto a = arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 4});
+    if (me() == 0) a.insert(1, round % nodes());
+    a.destroy();
+  }
+}
+
 // A checkpoint holds the arrays not destroyed, in creation order; a restart fills the same
 // live arrays, however many were created and destroyed before them.
 TEST(ArraysDestroy, CheckpointAndRestartSeeOnlyTheArraysLeft) {

@@ -179,7 +179,7 @@ class array {
   // squall::usage_error ("array N was destroyed") from then on; checkpoint() and restart()
   // see only the arrays not destroyed. Nodes that disagree (one destroys, another quiesces
   // or destroys another array) all throw squall::usage_error, and nothing is destroyed. An
-  // in-place array's address range stays reserved until the job ends.
+  // in-place array's segment is freed.
   void destroy() const { detail::destroy_array(id_); }
 
   // The array an element belongs to: its own proxy, inside its entry methods (Charm++'s
