@@ -52,9 +52,9 @@ std::string usage_error_of(auto&& f) {
 
 std::uint64_t sum_over_nodes(std::uint64_t mine) { return squall::allreduce(mine, squall::op::sum{}); }
 
-TEST(ArraysDestroy, EveryElementIsDeletedOnceAndTheArrayIsForgotten) {
-  auto a = arrays::array<Cell>::create();
-  const int n = 16 * nodes();
+// Fills `a` with `n` elements spread over the nodes, destroys it, and checks that each
+// element's destructor ran once, somewhere.
+void expect_destroy_deletes_each_once(const arrays::array<Cell>& a, int n) {
   if (me() == 0)
     for (int i = 0; i < n; ++i) a.insert(i, i % nodes());
   arrays::quiesce();
@@ -63,6 +63,11 @@ TEST(ArraysDestroy, EveryElementIsDeletedOnceAndTheArrayIsForgotten) {
   a.destroy();
   counting = false;
   EXPECT_EQ(sum_over_nodes(destructed), static_cast<std::uint64_t>(n));
+}
+
+TEST(ArraysDestroy, EveryElementIsDeletedOnceAndTheArrayIsForgotten) {
+  auto a = arrays::array<Cell>::create();
+  expect_destroy_deletes_each_once(a, 16 * nodes());
   const std::string was_destroyed = "array " + std::to_string(a.id()) + " was destroyed";
   EXPECT_NE(usage_error_of([&] { a[3].call<&Cell::poke>(); }).find(was_destroyed), std::string::npos);
   EXPECT_NE(usage_error_of([&] { (void)a.local_count(); }).find(was_destroyed), std::string::npos);
@@ -203,16 +208,8 @@ TEST(ArraysDestroy, AReductionIntoADestroyedArraySaysSo) {
 }
 
 TEST(ArraysDestroy, AnInPlaceArraysElementsAreDeletedToo) {
-  auto a = arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 64});
-  const int n = 8 * nodes();
-  if (me() == 0)
-    for (int i = 0; i < n; ++i) a.insert(i, i % nodes());
-  arrays::quiesce();
-  destructed = 0;
-  counting = true;
-  a.destroy();
-  counting = false;
-  EXPECT_EQ(sum_over_nodes(destructed), static_cast<std::uint64_t>(n));
+  expect_destroy_deletes_each_once(arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 64}),
+                                   8 * nodes());
 }
 
 // Each in-place array holds a segment of the shared address space, which destroy() gives

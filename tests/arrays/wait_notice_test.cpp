@@ -40,15 +40,28 @@ arrays::array<Cell> homed_on_last_node() {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// What get() said on standard error while it waited for `f`'s result, which must be 7.
+std::string said_while_getting(arrays::future<std::int64_t>& f) {
+  testing::internal::CaptureStderr();
+  const std::int64_t v = f.get();
+  EXPECT_EQ(v, 7);
+  return testing::internal::GetCapturedStderr();
+}
+
+// On the home (the last node): once a request is held here, runs `then`.
+template <class Then>
+void once_a_request_is_held(Then&& then) {
+  const std::uint64_t before = arrays::counts().held;
+  arrays::run_until([before] { return arrays::counts().held > before; });
+  then();
+}
+
 TEST(WaitNotice, GetNamesTheMissingElementItsHomeHolds) {
   if (squall::nodes() < 2) GTEST_SKIP() << "one node fails such a get() at once";
   auto a = homed_on_last_node();
   if (me() == 0) {
     auto f = a[5].request<&Cell::get>();
-    testing::internal::CaptureStderr();
-    const std::int64_t v = f.get();
-    const std::string said = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(v, 7);
+    const std::string said = said_while_getting(f);
     EXPECT_TRUE(contains(said, "node 0's get() has waited 1 s for a request to element (5) of array " +
                                    std::to_string(a.id()) + ", which its home, node " + std::to_string(last()) +
                                    ", holds because no such element exists"))
@@ -57,10 +70,10 @@ TEST(WaitNotice, GetNamesTheMissingElementItsHomeHolds) {
   } else if (me() == last()) {
     // Once the request is held here, wait past the notice, then insert the element: the
     // held request runs and node 0's get() returns.
-    const std::uint64_t before = arrays::counts().held;
-    arrays::run_until([before] { return arrays::counts().held > before; });
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-    a.insert(5);
+    once_a_request_is_held([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      a.insert(5);
+    });
   }
   arrays::quiesce();
 }
@@ -72,10 +85,7 @@ TEST(WaitNotice, GetSaysItWaitsForAMethodThatHasNotAnswered) {
   arrays::quiesce();
   if (me() == 0) {
     auto f = a[3].request<&Cell::slow_get>();
-    testing::internal::CaptureStderr();
-    const std::int64_t v = f.get();
-    const std::string said = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(v, 7);
+    const std::string said = said_while_getting(f);
     EXPECT_TRUE(contains(said, "node 0's get() has waited 1 s for a request's result; its entry method has not "
                                "answered yet"))
         << said;
@@ -91,16 +101,11 @@ TEST(WaitNotice, ARequestReleasedByAnInsertionWaitsForItsMethod) {
   auto a = homed_on_last_node();
   if (me() == 0) {
     auto f = a[6].request<&Cell::slow_get>();
-    testing::internal::CaptureStderr();
-    const std::int64_t v = f.get();
-    const std::string said = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(v, 7);
+    const std::string said = said_while_getting(f);
     EXPECT_TRUE(contains(said, "its entry method has not answered yet")) << said;
     EXPECT_FALSE(contains(said, "no such element exists")) << said;
   } else if (me() == last()) {
-    const std::uint64_t before = arrays::counts().held;
-    arrays::run_until([before] { return arrays::counts().held > before; });
-    a.insert(6);
+    once_a_request_is_held([&] { a.insert(6); });
   }
   arrays::quiesce();
 }
