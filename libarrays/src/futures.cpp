@@ -62,7 +62,9 @@ struct timed_wait {
 bool call_ran(void* w) { return notice_calls_run.load() != static_cast<timed_wait*>(w)->calls_seen; }
 bool ready_or_call_ran(void* w) { return slot_ready(static_cast<timed_wait*>(w)->slot) || call_ran(w); }
 
-void say_still_waiting(const runtime& r, std::uint64_t s) {
+void say_still_waiting(runtime& r, std::uint64_t s) {
+  ++r.counts.wait_notices;
+  count().wait_notices.add_from_one_thread();
   const auto held = r.held_slots.find(s);
   if (held != r.held_slots.end()) {
     std::fprintf(stderr,

@@ -249,6 +249,7 @@ struct counters {
   stats::counter cache_expired{"arrays.cache_expired"};
   stats::counter expedited{"arrays.expedited"};
   stats::counter direct{"arrays.direct"};
+  stats::counter wait_notices{"arrays.wait_notices"};
 };
 
 // The node.

@@ -25,7 +25,7 @@ struct Cell : arrays::element<arrays::index1d> {
   std::int64_t value = 7;
   std::int64_t get() { return value; }
   std::int64_t slow_get() {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     return value;
   }
   template <class A>
@@ -40,11 +40,14 @@ arrays::array<Cell> homed_on_last_node() {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// What get() said on standard error while it waited for `f`'s result, which must be 7.
+// What get() said on standard error while it waited for `f`'s result, which must be 7; it
+// says it once, and counts it.
 std::string said_while_getting(arrays::future<std::int64_t>& f) {
+  const std::uint64_t notices = arrays::counts().wait_notices;
   testing::internal::CaptureStderr();
   const std::int64_t v = f.get();
   EXPECT_EQ(v, 7);
+  EXPECT_EQ(arrays::counts().wait_notices, notices + 1);
   return testing::internal::GetCapturedStderr();
 }
 
@@ -71,7 +74,7 @@ TEST(WaitNotice, GetNamesTheMissingElementItsHomeHolds) {
     // Once the request is held here, wait past the notice, then insert the element: the
     // held request runs and node 0's get() returns.
     once_a_request_is_held([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
       a.insert(5);
     });
   }
@@ -118,11 +121,13 @@ TEST(WaitNotice, ManyQuickGetsSayNothing) {
   if (me() == last()) a.insert(1);
   arrays::quiesce();
   if (me() == 0) {
+    const std::uint64_t notices = arrays::counts().wait_notices;
     testing::internal::CaptureStderr();
     std::int64_t sum = 0;
     for (int i = 0; i < 200; ++i) sum += a[1].request<&Cell::get>().get();
     const std::string said = testing::internal::GetCapturedStderr();
     EXPECT_EQ(sum, 200 * 7);
+    EXPECT_EQ(arrays::counts().wait_notices, notices);
     EXPECT_FALSE(contains(said, "has waited")) << said;
   }
   arrays::quiesce();

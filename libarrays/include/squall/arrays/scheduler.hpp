@@ -60,6 +60,7 @@ struct scheduler_counts {
   std::uint64_t cache_expired = 0;  // remembered locations forgotten at quiescence, unused
   std::uint64_t expedited = 0;   // messages run in the substrate's handler (entry.hpp)
   std::uint64_t direct = 0;      // messages run from the handler, the node lock let go
+  std::uint64_t wait_notices = 0;  // get()s that said what they wait for (SQUALL_ARRAYS_WAIT_NOTICE_S)
 };
 scheduler_counts counts();
 
