@@ -49,7 +49,7 @@ void exec_stand_in() {
 }
 
 void wait_for_stand_in(pid_t stand_in) {
-  const std::int64_t limit_s = squall::env_int("SQUALL_TCP_TIMEOUT", 30, 1, 86400) + 5;
+  const std::int64_t limit_s = squall::env_int("SQUALL_TCP_TIMEOUT", 30, 1, 3600) + 5;
   const std::int64_t until = squall::now_ns() + limit_s * 1'000'000'000;
   while (squall::now_ns() < until) {
     if (waitpid(stand_in, nullptr, WNOHANG) != 0) return;
