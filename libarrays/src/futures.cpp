@@ -94,9 +94,9 @@ bool wait_until_notice(runtime& r, std::uint64_t s) {
 }  // namespace
 
 void wait_for_slot(std::uint64_t s) {
-  // A result taken already never comes again: waiting for it hung for ever.
-  if (rt().open_slots.count(s) == 0) throw squall::usage_error("libarrays: a future's result taken twice");
   runtime& r = rt();
+  // A result taken already never comes again: waiting for it hung for ever.
+  if (r.open_slots.count(s) == 0) throw squall::usage_error("libarrays: a future's result taken twice");
   check_scheduler("a future's get");
   if (r.nodes > 1) {
     if (r.wait_notice_s > 0 && !wait_until_notice(r, s)) say_still_waiting(r, s);

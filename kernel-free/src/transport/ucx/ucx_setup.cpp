@@ -163,7 +163,7 @@ void ucx_transport::exchange_addresses(const std::vector<int>& sockets, const st
     peers_[i] = std::move(p);
   }
   auto fail = [&](std::size_t i, const char* what, tcp::io_result r) {
-    hooks_.end_if_aborted();  // the job lost a node meanwhile: that is why
+    if (hooks_.end_if_aborted) hooks_.end_if_aborted();  // the job lost a node meanwhile: that is why
     fatal("exchanging UCX addresses with node %zu: %s %s", i, what, tcp::describe(r).c_str());
   };
   // A send that failed is reported after the peer's frame is read: it may say why.
@@ -200,7 +200,7 @@ void ucx_transport::exchange_addresses(const std::vector<int>& sockets, const st
     }
     if (ending) {
       report_ending(me_, static_cast<int>(i), static_cast<int>(sockets.size()), body, hooks_.lost, hooks_.hears);
-      hooks_.end_if_aborted();
+      if (hooks_.end_if_aborted) hooks_.end_if_aborted();
       fatal("node %zu ended during set-up", i);  // not reached: the report aborts the job
     }
     if (sent[i] != tcp::io_result::done) fail(i, "sending", sent[i]);
