@@ -6,7 +6,8 @@
 // it inserted. On one node get() knows at once that nothing will (every message is in its own
 // queues); on several it cannot, and only the next quiesce answers. So that such a wait is
 // never silent, the home tells the requester it holds the request (kind::held), and a get()
-// still waiting after SQUALL_ARRAYS_WAIT_NOTICE_S seconds says, once, what it waits for.
+// still waiting after SQUALL_WAIT_NOTICE_S seconds says, once, what it waits for. The timed
+// wait below serves quiesce's waves as well (scheduler.cpp).
 #include <squall/am.hpp>
 
 #include <atomic>
@@ -44,24 +45,6 @@ bool stop_when_ready(void* s) { return slot_ready(*static_cast<std::uint64_t*>(s
   throw squall::usage_error("libarrays: a future's get() waits for a result that nothing left to run can send");
 }
 
-// The notice's clock. A deferred call (am::call_at) cannot be cancelled and runs under the
-// node lock on whichever thread polls, perhaps after its get() returned: so it only counts,
-// in an atomic that outlives every get(), and at most one is pending at a time (the substrate
-// allows 16). A get() woken by an earlier get()'s call sets the next one for its own time.
-std::atomic<std::uint64_t> notice_calls_run{0};
-std::atomic<bool> notice_call_pending{false};
-void notice_call(void*) {
-  notice_calls_run.fetch_add(1);
-  notice_call_pending.store(false);
-}
-
-struct timed_wait {
-  std::uint64_t slot;
-  std::uint64_t calls_seen;
-};
-bool call_ran(void* w) { return notice_calls_run.load() != static_cast<timed_wait*>(w)->calls_seen; }
-bool ready_or_call_ran(void* w) { return slot_ready(static_cast<timed_wait*>(w)->slot) || call_ran(w); }
-
 void say_still_waiting(runtime& r, std::uint64_t s) {
   ++r.counts.wait_notices;
   count().wait_notices.add_from_one_thread();
@@ -79,19 +62,47 @@ void say_still_waiting(runtime& r, std::uint64_t s) {
   }
 }
 
-// Waits until slot s is ready or, failing that, until the notice is due; true when ready.
-bool wait_until_notice(runtime& r, std::uint64_t s) {
-  const std::int64_t due = am::clock_ns() + r.wait_notice_s * 1'000'000'000;
-  timed_wait w{s, notice_calls_run.load()};
-  for (;;) {
-    if (!notice_call_pending.exchange(true)) am::call_at(due, notice_call, nullptr);
-    run_until_woken(ready_or_call_ran, &w, call_ran, &w);
-    if (slot_ready(s)) return true;
-    if (am::clock_ns() >= due) return false;
-    w.calls_seen = notice_calls_run.load();  // an earlier get()'s call: wait for our own
-  }
+// The notices' clock. A deferred call (am::call_at) cannot be cancelled and runs under the
+// node lock on whichever thread polls, perhaps after its wait ended: so it only counts, in an
+// atomic that outlives every wait, and at most one is pending at a time (the substrate allows
+// 16). A wait woken by an earlier wait's call sets the next one for its own time.
+std::atomic<std::uint64_t> notice_calls_run{0};
+std::atomic<bool> notice_call_pending{false};
+void notice_call(void*) {
+  notice_calls_run.fetch_add(1);
+  notice_call_pending.store(false);
+}
+
+struct timed_wait {
+  bool (*done)(void*);
+  void* ctx;
+  bool (*wake)(void*);
+  void* wake_ctx;
+  std::uint64_t calls_seen;
+};
+bool call_ran(const timed_wait& w) { return notice_calls_run.load() != w.calls_seen; }
+bool done_or_call_ran(void* p) {
+  const auto& w = *static_cast<timed_wait*>(p);
+  return w.done(w.ctx) || call_ran(w);
+}
+bool woken_or_call_ran(void* p) {
+  const auto& w = *static_cast<timed_wait*>(p);
+  return (w.wake != nullptr && w.wake(w.wake_ctx)) || call_ran(w);
 }
 }  // namespace
+
+std::int64_t notice_due(const runtime& r) { return am::clock_ns() + r.wait_notice_s * 1'000'000'000; }
+
+bool run_until_due(std::int64_t due, bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx) {
+  timed_wait w{done, ctx, wake, wake_ctx, notice_calls_run.load()};
+  for (;;) {
+    if (!notice_call_pending.exchange(true)) am::call_at(due, notice_call, nullptr);
+    run_until_woken(done_or_call_ran, &w, woken_or_call_ran, &w);
+    if (done(ctx)) return true;
+    if (am::clock_ns() >= due) return false;
+    w.calls_seen = notice_calls_run.load();  // an earlier wait's call: wait for our own
+  }
+}
 
 void wait_for_slot(std::uint64_t s) {
   runtime& r = rt();
@@ -99,7 +110,9 @@ void wait_for_slot(std::uint64_t s) {
   if (r.open_slots.count(s) == 0) throw squall::usage_error("libarrays: a future's result taken twice");
   check_scheduler("a future's get");
   if (r.nodes > 1) {
-    if (r.wait_notice_s > 0 && !wait_until_notice(r, s)) say_still_waiting(r, s);
+    if (r.wait_notice_s > 0 && !run_until_due(notice_due(r), stop_when_ready, &s, nullptr, nullptr)) {
+      say_still_waiting(r, s);
+    }
     return run_until_woken(stop_when_ready, &s, nullptr, nullptr);
   }
   // One node: messages to itself are all in its own queues (send()), so once they are empty

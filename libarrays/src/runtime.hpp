@@ -282,7 +282,7 @@ struct runtime {
   // Requests the element's home holds because no such element exists (kind::held): slot ->
   // the element, as get()'s notice names it.
   std::unordered_map<std::uint64_t, std::string> held_slots;
-  std::int64_t wait_notice_s = 10;  // SQUALL_ARRAYS_WAIT_NOTICE_S (futures.cpp)
+  std::int64_t wait_notice_s = 60;  // SQUALL_WAIT_NOTICE_S (futures.cpp)
   scheduler_counts counts;
   slot* running = nullptr;  // the element whose entry method runs
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)
@@ -323,6 +323,10 @@ bool run_some(bool (*done)(void*), void* ctx, bool inbox);
 // wake(wake_ctx) holds (asked under the node lock).
 void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx);
 bool never(void*);
+// run_until_woken until done(ctx) holds (true) or until clock `due` (am::clock_ns), when it
+// still does not (false): for a wait that says, once, what it waits for (futures.cpp).
+bool run_until_due(std::int64_t due, bool (*done)(void*), void* ctx, bool (*wake)(void*), void* wake_ctx);
+std::int64_t notice_due(const runtime& r);  // SQUALL_WAIT_NOTICE_S from now
 // quiesce() without its caller's check; for array::destroy() of array `destroying` - 1 when
 // that is not 0, which throws on every node, nothing destroyed, unless every node destroys
 // that array there.

@@ -199,7 +199,7 @@ runtime& make_runtime() {
     auto* x = new runtime;
     x->me = squall::node();
     x->nodes = squall::nodes();
-    x->wait_notice_s = settings::number("SQUALL_ARRAYS_WAIT_NOTICE_S", 10, 0, 86400);
+    x->wait_notice_s = settings::number("SQUALL_WAIT_NOTICE_S", 60, 0, 86400);
     the_runtime.store(x, std::memory_order_release);
     return x;
   }();
@@ -274,14 +274,32 @@ void keeping_failure(std::exception_ptr& failed, F&& f) {
 
 // A wave's numbers summed over the nodes, this node's scheduler running meanwhile: a node
 // still waiting on one of this node's elements is answered (squall::allreduce_sum). What the
-// scheduler throws meanwhile goes to `failed`, and the sum goes on.
+// scheduler throws meanwhile goes to `failed`, and the sum goes on. `destroying` as
+// quiesce_for's, for the notice.
 template <std::size_t N>
-std::array<std::uint64_t, N> sum_over_nodes(const std::array<std::uint64_t, N>& mine, std::exception_ptr& failed) {
+std::array<std::uint64_t, N> sum_over_nodes(const std::array<std::uint64_t, N>& mine, std::exception_ptr& failed,
+                                            std::uint64_t destroying) {
+  runtime& r = rt();
   squall::allreduce_sum sum{std::span<const std::uint64_t>(mine)};
+  const auto progress = [](void* s) { return static_cast<squall::allreduce_sum*>(s)->progress(); };
+  const auto ready = [](void* s) { return static_cast<squall::allreduce_sum*>(s)->ready(); };
+  // A node that never comes (it waits in a get(), or calls something else) is waited for:
+  // past SQUALL_WAIT_NOTICE_S, said once.
+  const std::int64_t due = r.wait_notice_s > 0 ? notice_due(r) : INT64_MAX;
+  bool said = r.wait_notice_s == 0;
   while (!sum.progress()) {
-    keeping_failure(failed, [&sum] {
-      run_until_woken([](void* s) { return static_cast<squall::allreduce_sum*>(s)->progress(); }, &sum,
-                      [](void* s) { return static_cast<squall::allreduce_sum*>(s)->ready(); }, &sum);
+    keeping_failure(failed, [&] {
+      if (said) return run_until_woken(progress, &sum, ready, &sum);
+      if (run_until_due(due, progress, &sum, ready, &sum)) return;
+      said = true;
+      ++r.counts.wait_notices;
+      count().wait_notices.add_from_one_thread();
+      const std::string in = destroying == 0 ? "quiesce() (or at_sync, checkpoint, restart)"
+                                             : "array " + std::to_string(destroying - 1) + "'s destroy()";
+      std::fprintf(stderr,
+                   "squall: libarrays: node %d has waited %lld s in %s for the other nodes to reach it; still "
+                   "waiting (every node must call it)\n",
+                   r.me, static_cast<long long>(r.wait_notice_s), in.c_str());
     });
   }
   std::array<std::uint64_t, N> all{};
@@ -371,7 +389,7 @@ void detail::quiesce_for(std::uint64_t destroying) {
     const std::array<std::uint64_t, 6> wave = detail::sum_over_nodes(
         std::array<std::uint64_t, 6>{r.counts.sent, r.counts.handled, failed ? 1u : 0u, destroying != 0 ? 1u : 0u,
                                      destroying, destroying * destroying},
-        failed);
+        failed, destroying);
     if (wave[2] != 0) detail::fail_on_every_node(failed);
     detail::check_same_purpose(wave, destroying, r.nodes);
     const std::array<std::uint64_t, 2> all{wave[0], wave[1]};

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A future's get() on a job of several nodes that waits longer than SQUALL_ARRAYS_WAIT_NOTICE_S
+// A future's get() on a job of several nodes that waits longer than SQUALL_WAIT_NOTICE_S
 // (1 s here, set by CMake) says, once, what it waits for, instead of waiting in silence: a
 // request the element's home holds because no such element exists, or a method that has not
 // answered. It still gets its result when it comes. Node 0 asks; the last node is the home of
-// every index. Run on 2 and 4 nodes (one node fails such a get() at once: errors_test).
+// every index. Run on 2 and 4 nodes (one node fails such a get() at once: errors_test). So
+// does a quiesce or destroy() that another node has not reached.
 #include <gtest/gtest.h>
 
 #include <squall/arrays.hpp>
@@ -131,6 +132,30 @@ TEST(WaitNotice, ManyQuickGetsSayNothing) {
     EXPECT_FALSE(contains(said, "has waited")) << said;
   }
   arrays::quiesce();
+}
+
+// A quiesce (or destroy()) that another node has not reached: after the notice's time the
+// waiting node says so, once, and counts it; it ends when the late node comes.
+TEST(WaitNotice, QuiesceAndDestroyThatAnotherNodeHasNotReachedSaySo) {
+  if (squall::nodes() < 2) GTEST_SKIP() << "one node";
+  auto a = homed_on_last_node();
+  const std::string in_quiesce = "node 0 has waited 1 s in quiesce() (or at_sync, checkpoint, restart) for the other "
+                                 "nodes to reach it; still waiting (every node must call it)";
+  const std::string in_destroy =
+      "node 0 has waited 1 s in array " + std::to_string(a.id()) + "'s destroy() for the other nodes to reach it";
+  for (const std::string& expected : {in_quiesce, in_destroy}) {
+    if (me() == 0) {
+      const std::uint64_t notices = arrays::counts().wait_notices;
+      testing::internal::CaptureStderr();
+      expected == in_quiesce ? arrays::quiesce() : a.destroy();
+      const std::string said = testing::internal::GetCapturedStderr();
+      EXPECT_EQ(arrays::counts().wait_notices, notices + 1);
+      EXPECT_TRUE(contains(said, expected)) << said;
+    } else {
+      if (me() == last()) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      expected == in_quiesce ? arrays::quiesce() : a.destroy();
+    }
+  }
 }
 
 }  // namespace

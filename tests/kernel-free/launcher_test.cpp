@@ -8,6 +8,7 @@
 
 #include "patterns.hpp"
 #include "run_command.hpp"
+#include "stats_json.hpp"
 
 #include <poll.h>
 #include <pty.h>
@@ -273,6 +274,29 @@ TEST(WireErrors, ChannelRoundSkippedForACollectiveIsSaid) {
   EXPECT_NE(job.output().find("node 2: warning: this node waits for node 1's credit of round 2 of channel set #"),
             std::string::npos)
       << job.output();
+}
+
+// A node alive but late to a collective (here it computes for 3 s first) is waited for; past
+// SQUALL_WAIT_NOTICE_S the waiting node says, once, whose part it waits for, and counts it.
+TEST(Waits, CollectiveWaitingLongSaysForWhom) {
+  char dir[] = "/tmp/squall-notice-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string json = std::string(dir) + "/stats.json";
+  for (const std::string notice : {"1", "0"}) {
+    const auto o = run("SQUALL_WAIT_NOTICE_S=" + notice + " SQUALL_STATS=json:" + json + " " + squallrun + " -n 2 " +
+                       scenarios + " compute 1 3");
+    EXPECT_EQ(o.status, 0) << o.output;
+    EXPECT_EQ(count_of(o.output, "computed"), 1) << o.output;
+    const int said = notice == "1" ? 1 : 0;
+    EXPECT_EQ(count_of(o.output, "node 0: warning: has waited 1 s for node 1's part of barrier (collective #"), said)
+        << notice << "\n" << o.output;
+    EXPECT_EQ(count_of(o.output, "has waited"), said) << notice << "\n" << o.output;  // once, and by node 0 only
+    const squall::test::stats_json stats(json);
+    ASSERT_EQ(stats.nodes, 2) << stats.text;
+    EXPECT_EQ(stats.counters.at("collectives.wait_notices"), (std::vector<std::uint64_t>{std::uint64_t(said), 0}))
+        << stats.text;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(WireErrors, HandlerThatWaitsIsReported) {

@@ -45,6 +45,7 @@ class operation {
 
  private:
   std::uint32_t wire_round(std::uint32_t round) const;
+  void say_still_waiting(int src, std::int64_t seconds) const;
 
   kind kind_;
   int root_;

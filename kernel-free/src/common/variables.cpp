@@ -18,6 +18,7 @@ constexpr variable table[] = {
     {"SQUALL_REMOTE_READS", runtime, "auto (on over UCX unless its lanes are TCP)"},
     {"SQUALL_BIND", runtime, "1 with 2 or more nodes on the host and no more nodes than processors, else 0"},
     {"SQUALL_SPIN_US", runtime, "50 (5 with more nodes than processors)"},
+    {"SQUALL_WAIT_NOTICE_S", runtime, "60"},  // read by libarrays too
     {"SQUALL_PROGRESS_SPIN_US", runtime, "10 (0 with more nodes than processors)"},
     {"SQUALL_LINGER_US", runtime, "50 (0 with more nodes than processors, one node, or peers over the network)"},
     {"SQUALL_LOCK_BIAS", runtime, "1 (0 with more nodes than processors)"},
@@ -44,7 +45,6 @@ constexpr variable table[] = {
     {"SQUALL_PARMACS_LOCKS", libtsm, "65536"},
     {"SQUALL_PARMACS_OBJECTS", libtsm, "65536"},
     {"SQUALL_WORKERS_PER_NODE", libtsm, "the node's processors"},
-    {"SQUALL_ARRAYS_WAIT_NOTICE_S", libarrays, "10"},
     {"SQUALL_GRACE", squallrun, "3"},
     {"SQUALL_LABEL", squallrun, "0"},
     {"SQUALL_HOST_INDEX", squallrun, "the listed address that belongs to this machine"},

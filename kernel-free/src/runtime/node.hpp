@@ -37,6 +37,7 @@ struct settings {
   stats::forms stats;              // SQUALL_STATS
   int liveness_s = 30;             // SQUALL_LIVENESS_S (runtime/watchdog.cpp); 0: off
   int connect_timeout_s = 30;      // SQUALL_TCP_TIMEOUT: the set-up of a job's network (network_setup.cpp)
+  int wait_notice_s = 60;          // SQUALL_WAIT_NOTICE_S: a collective's wait says what it waits for; 0: never
 };
 
 struct node_runtime {

@@ -67,6 +67,7 @@ settings read_settings(int nodes, int local_nodes, int processors, bool launcher
   s.stats = stats::parse_forms(std::getenv("SQUALL_STATS"));
   s.liveness_s = static_cast<int>(env_int("SQUALL_LIVENESS_S", 30, 0, 86400));
   s.connect_timeout_s = static_cast<int>(env_int("SQUALL_TCP_TIMEOUT", 30, 1, 3600));
+  s.wait_notice_s = static_cast<int>(env_int("SQUALL_WAIT_NOTICE_S", 60, 0, 86400));
   // Read only on some paths (where they are used); checked here, so that a bad value stops
   // every program at start-up.
   env_bool("SQUALL_RECORD_WRITES", true);

@@ -34,7 +34,9 @@ void run_until(F&& done) {
 // others waiting: that node goes on taking part, and at the end of the wave quiesce throws on
 // every node - the exception itself on the node where it was thrown (the first one, if
 // several were), `node_failed` on the others. A quiesce met by array::destroy() on other
-// nodes throws squall::usage_error on every node, as destroy() does there.
+// nodes throws squall::usage_error on every node, as destroy() does there. A quiesce (or
+// destroy()) that other nodes do not reach, on a job of several nodes, says so once on
+// standard error after SQUALL_WAIT_NOTICE_S seconds (60), and goes on waiting.
 void quiesce();
 
 // Thrown by quiesce on the nodes where nothing failed, when something did on another node:
@@ -60,7 +62,7 @@ struct scheduler_counts {
   std::uint64_t cache_expired = 0;  // remembered locations forgotten at quiescence, unused
   std::uint64_t expedited = 0;   // messages run in the substrate's handler (entry.hpp)
   std::uint64_t direct = 0;      // messages run from the handler, the node lock let go
-  std::uint64_t wait_notices = 0;  // get()s that said what they wait for (SQUALL_ARRAYS_WAIT_NOTICE_S)
+  std::uint64_t wait_notices = 0;  // get()s and quiesces that said what they wait for (SQUALL_WAIT_NOTICE_S)
 };
 scheduler_counts counts();
 
@@ -84,7 +86,7 @@ class future {
   // be: on one node as soon as nothing is left to run, on several at the next quiesce,
   // which every node, the requester too, must call - so a node that may have asked for a
   // missing element calls quiesce before get(). On several nodes, a get() still waiting after
-  // SQUALL_ARRAYS_WAIT_NOTICE_S seconds (10) says once, on standard error, what it waits for.
+  // SQUALL_WAIT_NOTICE_S seconds (60) says once, on standard error, what it waits for.
   R get() {
     detail::wait_for_slot(slot_);
     auto [r] = detail::decode<R>(detail::take_slot(slot_), "an entry method's result");
