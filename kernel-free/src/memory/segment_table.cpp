@@ -7,9 +7,9 @@ namespace {
 // Never destroyed: a fault-handling thread may still look at it during exit. Each slot
 // knows its number from the start (the fault path reads it without a lock).
 segment_state* const slots = [] {
-  auto* table = new segment_state[max_segments];
-  for (std::uint32_t i = 0; i < max_segments; ++i) table[i].index = i;
-  return table;
+  auto* all = new segment_state[max_segments];
+  for (std::uint32_t i = 0; i < max_segments; ++i) all[i].index = i;
+  return all;
 }();
 std::atomic<std::uint32_t> slots_in_use{1};  // slots below this may be live
 
