@@ -278,12 +278,18 @@ void lock_array::acquire(std::size_t i) {
     kept.add();
   } else {
     if (ask) at_home<home_request, request_msg>(id_, i);
-    am::wait_until([&t, i] {
-      char one = 1;
-      if (!t.ready[i].compare_exchange_strong(one, 0)) return false;
-      --t.waiting[i];  // pred runs under the node lock
-      return true;
-    });
+    // A holder that keeps the lock (its node waits elsewhere) is waited for, and said.
+    am::wait_until_noticed(
+        [&t, i] {
+          char one = 1;
+          if (!t.ready[i].compare_exchange_strong(one, 0)) return false;
+          --t.waiting[i];  // pred runs under the node lock
+          return true;
+        },
+        [this, i] {
+          return "lock " + std::to_string(i) + " of tsm::lock_array " + std::to_string(id_) + " (homed at node " +
+                 std::to_string(home_of(i)) + ")";
+        });
   }
   t.owner[i].store(this_thread(), std::memory_order_relaxed);
   detail::after_acquire();

@@ -293,7 +293,7 @@ TEST(Waits, CollectiveWaitingLongSaysForWhom) {
     EXPECT_EQ(count_of(o.output, "has waited"), said) << notice << "\n" << o.output;  // once, and by node 0 only
     const squall::test::stats_json stats(json);
     ASSERT_EQ(stats.nodes, 2) << stats.text;
-    EXPECT_EQ(stats.counters.at("collectives.wait_notices"), (std::vector<std::uint64_t>{std::uint64_t(said), 0}))
+    EXPECT_EQ(stats.counters.at("wait.notices"), (std::vector<std::uint64_t>{std::uint64_t(said), 0}))
         << stats.text;
   }
   std::filesystem::remove_all(dir);

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -71,6 +72,7 @@ std::uint32_t open_reply_slot(void* result, std::size_t size);
 void wait_reply(std::uint32_t slot);
 void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size);
 void wait_until(bool (*pred)(void*), void* ctx);
+void wait_until_noticed(bool (*pred)(void*), void* ctx, std::string (*describe)(void*), void* describe_ctx);
 
 // The qualified name of the function F, taken from the compiler's signature string.
 template <auto F>
@@ -397,6 +399,16 @@ template <class Pred>
 void wait_until(Pred&& pred) {
   detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); },
                      &pred);
+}
+
+// wait_until, for a wait that depends on another node's program (a lock its holder keeps, a
+// part it has yet to send): still waiting after SQUALL_WAIT_NOTICE_S seconds (60; 0: never),
+// it says once on standard error what it waits for - describe(), a noun phrase, called only
+// then, under the node lock as pred is - and goes on waiting. Counted as wait.notices.
+template <class Pred, class Describe>
+void wait_until_noticed(Pred&& pred, Describe&& describe) {
+  detail::wait_until_noticed([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); }, &pred,
+                             [](void* d) { return std::string((*static_cast<Describe*>(d))()); }, &describe);
 }
 
 namespace detail {

@@ -9,10 +9,9 @@
 #include <set>
 
 #include "am/registry.hpp"
-#include "common/futex.hpp"
 #include "common/log.hpp"
 #include "runtime/node.hpp"
-#include "stats/counters.hpp"
+#include "runtime/wait_notice.hpp"
 
 namespace squall::coll {
 namespace {
@@ -50,9 +49,6 @@ std::atomic<kind> last_kind{kind::barrier};
 // the thread calling collectives only) until it ends.
 std::atomic<std::uint64_t> ended_below{0};
 auto& ended_early = *new std::set<std::uint64_t>;
-
-// Collective waits that said what they wait for (operation::say_still_waiting).
-const int wait_notices = stats::counter_slot("collectives.wait_notices");
 
 // `src`'s part of a collective this node has ended: the nodes disagree about that collective,
 // a mismatch as the other check says it (so that either may find it first: WireErrors).
@@ -238,31 +234,15 @@ std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
     int src;
     std::uint32_t round;
     std::vector<std::byte>* out;
-    std::int64_t notice_s;
-    // 0 and 1: looked for the message that many times in vain; then when to say it is awaited;
-    // INT64_MAX: said, or never to say.
-    std::int64_t notice_at_ns;
-  } ctx{this, src, wire_round(round), &out, nd.config.wait_notice_s, nd.config.wait_notice_s > 0 ? 0 : INT64_MAX};
+    rt::wait_notice notice;
+  } ctx{this, src, wire_round(round), &out, rt::wait_notice(nd)};
   // Runs under the node lock: take the message out of the inbox if it is there. A peer
-  // that is alive but never sends its part (it waits elsewhere, or calls the collective later)
-  // would otherwise be waited for in silence: past SQUALL_WAIT_NOTICE_S, said once. The
-  // clock starts at the second look in vain: the first is usually followed by the message
-  // itself, and reading the clock there made a barrier on 2 nodes 3-5% slower.
+  // that is alive but never sends its part (it waits elsewhere, or calls the collective
+  // later) is waited for, and said (rt::wait_notice).
   auto take = [](void* c) {
     auto* x = static_cast<ctx_t*>(c);
     if (take_message(x->op->seq_, x->op->kind_, x->src, x->round, x->out)) return true;
-    if (x->notice_at_ns == INT64_MAX) return false;
-    if (x->notice_at_ns == 0) {
-      x->notice_at_ns = 1;
-      return false;
-    }
-    const std::int64_t now = now_ns();
-    if (x->notice_at_ns == 1) {
-      x->notice_at_ns = now + x->notice_s * 1'000'000'000;
-    } else if (now >= x->notice_at_ns) {
-      x->notice_at_ns = INT64_MAX;
-      x->op->say_still_waiting(x->src, x->notice_s);
-    }
+    if (x->notice.looked_in_vain()) x->op->say_still_waiting(x->src, x->notice.seconds());
     return false;
   };
   rt::wait_until(nd, take, &ctx);
@@ -270,7 +250,7 @@ std::vector<std::byte> operation::receive(int src, std::uint32_t round) {
 }
 
 void operation::say_still_waiting(int src, std::int64_t seconds) const {
-  stats::counter_at(wait_notices).fetch_add(1, std::memory_order_relaxed);
+  rt::count_notice();
   warn("has waited %lld s for node %d's part of %s (collective #%llu); still waiting (does every node call the same "
        "collectives in the same order? SQUALL_WAIT_NOTICE_S)",
        static_cast<long long>(seconds), src, kind_name(kind_), static_cast<unsigned long long>(seq_));

@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "memory/shared_access.hpp"
 #include "runtime/node.hpp"
+#include "runtime/wait_notice.hpp"
 #include "transport/quiet_sends.hpp"
 
 namespace squall::am {
@@ -137,6 +138,30 @@ void wait_reply(std::uint32_t slot) {
 }
 
 void wait_until(bool (*pred)(void*), void* ctx) { rt::wait_until(rt::require("am::wait_until"), pred, ctx); }
+
+void wait_until_noticed(bool (*pred)(void*), void* ctx, std::string (*describe)(void*), void* describe_ctx) {
+  rt::node_runtime& nd = rt::require("am::wait_until_noticed");
+  struct wait {
+    bool (*pred)(void*);
+    void* ctx;
+    std::string (*describe)(void*);
+    void* describe_ctx;
+    rt::wait_notice notice;
+  } w{pred, ctx, describe, describe_ctx, rt::wait_notice(nd)};
+  rt::wait_until(
+      nd,
+      [](void* p) {
+        auto& x = *static_cast<wait*>(p);
+        if (x.pred(x.ctx)) return true;
+        if (x.notice.looked_in_vain()) {
+          rt::count_notice();
+          warn("has waited %lld s for %s; still waiting (SQUALL_WAIT_NOTICE_S)",
+               static_cast<long long>(x.notice.seconds()), x.describe(x.describe_ctx).c_str());
+        }
+        return false;
+      },
+      &w);
+}
 
 }  // namespace detail
 

@@ -129,7 +129,9 @@ class lock_array {
   lock_array(const lock_array&) = delete;
   lock_array& operator=(const lock_array&) = delete;
 
-  void acquire(std::size_t i);  // waits; usage_error if this thread already holds lock i
+  // Waits; usage_error if this thread already holds lock i. A wait longer than
+  // SQUALL_WAIT_NOTICE_S (60 s) says so once on standard error, naming the lock.
+  void acquire(std::size_t i);
   void release(std::size_t i);  // usage_error unless this thread holds lock i
   std::size_t size() const { return count_; }
 
