@@ -282,7 +282,7 @@ struct runtime {
   // Requests the element's home holds because no such element exists (kind::held): slot ->
   // the element, as get()'s notice names it.
   std::unordered_map<std::uint64_t, std::string> held_slots;
-  std::int64_t wait_notice_s = 60;  // SQUALL_WAIT_NOTICE_S (futures.cpp)
+  std::int64_t wait_notice_s = 60;  // squall::wait_notice_seconds() (futures.cpp)
   scheduler_counts counts;
   slot* running = nullptr;  // the element whose entry method runs
   std::vector<std::pair<int, std::string>> lb_reports;  // node 0, during at_sync(): (node, report)

@@ -19,7 +19,6 @@
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
-#include <squall/settings.hpp>
 
 #include <array>
 #include <climits>
@@ -199,7 +198,7 @@ runtime& make_runtime() {
     auto* x = new runtime;
     x->me = squall::node();
     x->nodes = squall::nodes();
-    x->wait_notice_s = settings::number("SQUALL_WAIT_NOTICE_S", 60, 0, 86400);
+    x->wait_notice_s = squall::wait_notice_seconds();
     the_runtime.store(x, std::memory_order_release);
     return x;
   }();

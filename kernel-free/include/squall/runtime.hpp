@@ -22,6 +22,9 @@ int nodes();         // number of nodes in the job
 // Processors this node may use: its share of the ones the job may use on its host (those it
 // is bound to, when bound), at least 1. With more nodes on the host than processors, 1.
 int processors();
+// Seconds a wait on another node's program lasts before it says what it waits for
+// (SQUALL_WAIT_NOTICE_S, read once at init; 0: never): for a layer's own waits to say so alike.
+int wait_notice_seconds();
 
 // RAII form: init in the constructor, finalize in the destructor.
 class runtime {

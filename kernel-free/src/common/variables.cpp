@@ -18,7 +18,7 @@ constexpr variable table[] = {
     {"SQUALL_REMOTE_READS", runtime, "auto (on over UCX unless its lanes are TCP)"},
     {"SQUALL_BIND", runtime, "1 with 2 or more nodes on the host and no more nodes than processors, else 0"},
     {"SQUALL_SPIN_US", runtime, "50 (5 with more nodes than processors)"},
-    {"SQUALL_WAIT_NOTICE_S", runtime, "60"},  // read by libarrays too
+    {"SQUALL_WAIT_NOTICE_S", runtime, "60"},
     {"SQUALL_PROGRESS_SPIN_US", runtime, "10 (0 with more nodes than processors)"},
     {"SQUALL_LINGER_US", runtime, "50 (0 with more nodes than processors, one node, or peers over the network)"},
     {"SQUALL_LOCK_BIAS", runtime, "1 (0 with more nodes than processors)"},

@@ -284,4 +284,6 @@ int node() { return rt::require("squall::node").me; }
 int nodes() { return rt::require("squall::nodes").n; }
 int processors() { return rt::require("squall::processors").processors; }
 
+int wait_notice_seconds() { return rt::require("squall::wait_notice_seconds").config.wait_notice_s; }
+
 }  // namespace squall
