@@ -57,7 +57,8 @@ TEST(ActiveMessages, RequestReply) {
   replies = 0;
   squall::barrier();
   for (int d = 0; d < n; ++d) am::send<on_question>(d, d + 1);
-  am::wait_until([&] { return replies == n * (n + 1); });  // sum of 2*(d+1)
+  const auto all_answered = [&] { return replies == n * (n + 1); };  // sum of 2*(d+1)
+  am::wait_until(all_answered);  // a named predicate, const, as well as a temporary
   for (int d = 0; d < n; ++d) EXPECT_EQ(am::call<on_square>(d, std::int64_t{d + 7}), (d + 7) * (d + 7) + me);
   am::call<on_touch>((me + 1) % n);  // a void call returns once the handler ran
   squall::barrier();

@@ -394,11 +394,13 @@ void wake_waiters();
 // which thread runs it (no thread_local state). Like a handler, pred must not
 // touch an application view of a shared segment (a fault under the node lock ends the
 // process). A protocol's fault handler may wait (wait_until, call): the handlers of arriving
-// messages, its own protocol's included, run while it waits.
+// messages, its own protocol's included, run while it waits. pred may be a named callable
+// (const or not) or a temporary.
 template <class Pred>
 void wait_until(Pred&& pred) {
-  detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); },
-                     &pred);
+  using P = std::remove_reference_t<Pred>;
+  detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<P*>(p))()); },
+                     const_cast<void*>(static_cast<const void*>(&pred)));
 }
 
 // wait_until, for a wait that depends on another node's program (a lock its holder keeps, a
@@ -407,8 +409,12 @@ void wait_until(Pred&& pred) {
 // then, under the node lock as pred is - and goes on waiting. Counted as wait.notices.
 template <class Pred, class Describe>
 void wait_until_noticed(Pred&& pred, Describe&& describe) {
-  detail::wait_until_noticed([](void* p) { return static_cast<bool>((*static_cast<Pred*>(p))()); }, &pred,
-                             [](void* d) { return std::string((*static_cast<Describe*>(d))()); }, &describe);
+  using P = std::remove_reference_t<Pred>;
+  using D = std::remove_reference_t<Describe>;
+  detail::wait_until_noticed([](void* p) { return static_cast<bool>((*static_cast<P*>(p))()); },
+                             const_cast<void*>(static_cast<const void*>(&pred)),
+                             [](void* d) { return std::string((*static_cast<D*>(d))()); },
+                             const_cast<void*>(static_cast<const void*>(&describe)));
 }
 
 namespace detail {
