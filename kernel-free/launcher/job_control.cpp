@@ -12,9 +12,13 @@ namespace squallrun {
 job_control::job_control(const keeper& keeper) : keeper_(keeper) {
   // A shell without job control starts a background command with SIGINT ignored, in the
   // shell's process group: the terminal, if that group has it, is not squallrun's to lend.
+  // Unless squallrun leads its session (forkpty, setsid -c, ssh -t): then the terminal is its
+  // own whatever it inherited (a test program started in the background, say).
   struct sigaction interrupt;
   sigaction(SIGINT, nullptr, &interrupt);
-  if (interrupt.sa_handler != SIG_IGN) terminal_ = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);  // none: -1
+  if (interrupt.sa_handler != SIG_IGN || getsid(0) == getpid()) {
+    terminal_ = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);  // none: -1
+  }
 }
 
 void job_control::lend_terminal() {
