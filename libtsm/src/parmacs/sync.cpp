@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <unistd.h>
@@ -168,14 +169,14 @@ long getsub_msg(am::token& t, std::uint64_t id, long max, long processes) {
 // ---- any node ----
 
 // Sends message M to node 0 for this thread's slot and waits for its grant (a barrier's
-// release, a pause taken).
-template <auto M, class... A>
-void wait_at_node0(A... args) {
+// release, a pause taken); a long wait says what it waits for (SQUALL_WAIT_NOTICE_S).
+template <auto M, class Describe, class... A>
+void wait_at_node0(Describe describe, A... args) {
   const long slot = worker_slot();
   std::atomic<bool>& mine = granted[slot];
   mine.store(false);
   am::send<M>(0, args..., std::int64_t{slot});
-  am::wait_until([&mine] { return mine.load(); });
+  am::wait_until_noticed([&mine] { return mine.load(); }, describe);
 }
 
 std::uint64_t new_object(kind what, long expected) {
@@ -311,7 +312,13 @@ void squall_parmacs_barrier(squall_parmacs_barrier_t* b, long count) {
   if (count < 0) fail("BARRIER: a count of %ld", count);
   tsm::detail::before_barrier();
   barrier_waits.add();
-  wait_at_node0<arrive_msg>(std::uint64_t{b->id}, count);
+  const std::uint64_t id = b->id;
+  wait_at_node0<arrive_msg>(
+      [id, count] {
+        return "the other processes at BARRIER " + std::to_string(id) + " (" + std::to_string(count) +
+               " processes, counted at node 0)";
+      },
+      id, count);
   tsm::detail::after_barrier();
 }
 
@@ -327,7 +334,8 @@ void squall_parmacs_pause_clear(squall_parmacs_pause_t* p) { am::send<pause_clea
 void squall_parmacs_pause_wait(squall_parmacs_pause_t* p) {
   tsm::detail::stache::let_go();
   pause_waits.add();
-  wait_at_node0<pause_wait_msg>(std::uint64_t{p->id});
+  const std::uint64_t id = p->id;
+  wait_at_node0<pause_wait_msg>([id] { return "a SETPAUSE of pause " + std::to_string(id) + " (kept at node 0)"; }, id);
   tsm::detail::after_acquire();
 }
 

@@ -4,6 +4,9 @@
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,
  *                                         pause-deadlock, create, uninit, malloc, malloc-wrap),
  *                                         which must end the job
+ *   macros -p 2 -slow                     process 1 comes to a BARRIER, then to a SETPAUSE,
+ *                                         2.5 s after process 0 waits for them (the waits'
+ *                                         notices, SQUALL_WAIT_NOTICE_S)
  *   macros -p P -exit worker|main         a worker on the last node, or main while the
  *                                         workers wait, calls exit(3) or exit(4): the job
  *                                         must end with that status
@@ -162,6 +165,18 @@ static void exits(void) {
   WAITPAUSE(Global->spare)
 }
 
+static void slow(void) {
+  if (my_id() == 0) {
+    BARRIER(Global->start, 2)
+    WAITPAUSE(Global->go)
+  } else {
+    usleep(2500000);
+    BARRIER(Global->start, 2)
+    usleep(2500000);
+    SETPAUSE(Global->go)
+  }
+}
+
 static void late(void) {
   long id = my_id();
   if (id != 0) BARRIER(Global->start, P) /* process 0 never comes */
@@ -169,7 +184,7 @@ static void late(void) {
 
 int main(int argc, char **argv) {
   const char *bad = NULL, *exiting = NULL;
-  int from_stdin = 0, i;
+  int from_stdin = 0, slowly = 0, i;
   FILE *f;
   char name[64], *out;
 
@@ -181,6 +196,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "-bad") == 0 && i + 1 < argc) bad = argv[++i];
     else if (strcmp(argv[i], "-exit") == 0 && i + 1 < argc) exiting = argv[++i];
     else if (strcmp(argv[i], "-stdin") == 0) from_stdin = 1;
+    else if (strcmp(argv[i], "-slow") == 0) slowly = 1;
     else if (strcmp(argv[i], "-lines") == 0 && i + 1 < argc) lines = atoi(argv[++i]);
   }
   check(P >= 1 && P <= MAXP, "-p from 1 to 16");
@@ -234,6 +250,12 @@ int main(int argc, char **argv) {
   } else if (exiting != NULL) {
     for (i = 1; i < P; i++) CREATE(stuck)
     exit(4);
+  }
+  if (slowly) {
+    CREATE(slow, 2)
+    WAIT_FOR_END(2)
+    printf("macros: slow ok\n");
+    MAIN_END
   }
   if (bad != NULL && strcmp(bad, "barrier-late") == 0) {
     CREATE(late, P);

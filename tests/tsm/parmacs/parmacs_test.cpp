@@ -137,6 +137,18 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
   }
 }
 
+// A process that waits long at a BARRIER or a WAITPAUSE says once what it waits for
+// (SQUALL_WAIT_NOTICE_S), then goes on when the other comes.
+TEST(Parmacs, LongWaitsSayWhatTheyWaitFor) {
+  const auto r = run(job(2, "-p 2 -slow", "SQUALL_WAIT_NOTICE_S=1"), 60);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(count_of(r.output, "macros: slow ok"), 1) << r.output;
+  EXPECT_EQ(count_of(r.output, "node 0: warning: has waited 1 s for the other processes at BARRIER "), 1) << r.output;
+  EXPECT_EQ(count_of(r.output, " (2 processes, counted at node 0); still waiting"), 1) << r.output;
+  EXPECT_EQ(count_of(r.output, "node 0: warning: has waited 1 s for a SETPAUSE of pause "), 1) << r.output;
+  EXPECT_EQ(count_of(r.output, "warning: has waited"), 2) << r.output;
+}
+
 // Built as a plain `cc prog.c` would (no -fPIC, no -z now): stdout and the lazily bound
 // GOT then sit among the shared globals. It still works, and a node that loses node 0
 // exits at once rather than when squallrun kills it (its exit must not read `stdout`).
