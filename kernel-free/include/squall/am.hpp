@@ -73,6 +73,12 @@ void wait_reply(std::uint32_t slot);
 void send_reply(int dest, std::uint32_t slot, const void* result, std::size_t size);
 void wait_until(bool (*pred)(void*), void* ctx);
 void wait_until_noticed(bool (*pred)(void*), void* ctx, std::string (*describe)(void*), void* describe_ctx);
+// A callable's address as the void* context of the calls above, const or not; the caller's
+// trampoline casts it back to the callable's own type.
+template <class T>
+void* context_of(T& callable) {
+  return const_cast<void*>(static_cast<const void*>(std::addressof(callable)));
+}
 
 // The qualified name of the function F, taken from the compiler's signature string.
 template <auto F>
@@ -399,8 +405,7 @@ void wake_waiters();
 template <class Pred>
 void wait_until(Pred&& pred) {
   using P = std::remove_reference_t<Pred>;
-  detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<P*>(p))()); },
-                     const_cast<void*>(static_cast<const void*>(&pred)));
+  detail::wait_until([](void* p) { return static_cast<bool>((*static_cast<P*>(p))()); }, detail::context_of(pred));
 }
 
 // wait_until, for a wait that depends on another node's program (a lock its holder keeps, a
@@ -411,10 +416,8 @@ template <class Pred, class Describe>
 void wait_until_noticed(Pred&& pred, Describe&& describe) {
   using P = std::remove_reference_t<Pred>;
   using D = std::remove_reference_t<Describe>;
-  detail::wait_until_noticed([](void* p) { return static_cast<bool>((*static_cast<P*>(p))()); },
-                             const_cast<void*>(static_cast<const void*>(&pred)),
-                             [](void* d) { return std::string((*static_cast<D*>(d))()); },
-                             const_cast<void*>(static_cast<const void*>(&describe)));
+  detail::wait_until_noticed([](void* p) { return static_cast<bool>((*static_cast<P*>(p))()); }, detail::context_of(pred),
+                             [](void* d) { return std::string((*static_cast<D*>(d))()); }, detail::context_of(describe));
 }
 
 namespace detail {
