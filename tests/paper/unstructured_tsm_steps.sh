@@ -12,8 +12,6 @@ run() {  # run STEP: STEP's JSON line
 key() { grep -o "\"$1\":[0-9.e+]*" | cut -d: -f2 | cut -d. -f1; }  # key KEY < LINE: KEY's integer part
 median() { sort -n | sed -n 3p; }  # of five
 
-# The partitions' cuts are fixed by the mesh, so one run says them.
-initial_cut=$(run initial | key cut_edges_pct) partition1_cut=$(run partition1 | key cut_edges_pct)
 
 # Misses are not fixed: they depend on how the two nodes' accesses interleave. Measured on the
 # Intel VM (2026-11-30, five runs each): the block partition 6464-16927 quiet, 4463-11702 beside
@@ -29,11 +27,14 @@ rounds=$(for round in 1 2 3 4 5; do
   echo "round $round misses: initial $m_initial, partition1 $m_partition1, reduction $m_reduction;" \
     "lock acquires: partition1 $(key lock_acquires <<<"$partition1"), reduction $(key lock_acquires <<<"$reduction")" >&2
   echo "$(( 100 * m_initial / m_partition1 )) $(( 100 * m_partition1 / m_reduction ))" \
-    "$(key lock_acquires <<<"$partition1") $(key lock_acquires <<<"$reduction")"
+    "$(key lock_acquires <<<"$partition1") $(key lock_acquires <<<"$reduction")" \
+    "$(key cut_edges_pct <<<"$initial") $(key cut_edges_pct <<<"$partition1")"
 done)
 initial_over_partition1=$(cut -d' ' -f1 <<<"$rounds" | median)
 partition1_over_reduction=$(cut -d' ' -f2 <<<"$rounds" | median)
 partition1_locks=$(cut -d' ' -f3 <<<"$rounds" | median) reduction_locks=$(cut -d' ' -f4 <<<"$rounds" | sort -n | tail -1)
+# The partitions' cuts are fixed by the mesh: any round says them.
+initial_cut=$(head -1 <<<"$rounds" | cut -d' ' -f5) partition1_cut=$(head -1 <<<"$rounds" | cut -d' ' -f6)
 echo "cut edges: block ${initial_cut}%, RCB ${partition1_cut}%;" \
   "misses (median round): initial/partition1 ${initial_over_partition1}%, partition1/reduction ${partition1_over_reduction}%"
 
