@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # scripts/test-costs --print: the table it would write keeps test_costs.txt's header and has a
 # row of four fields (a test, then whole seconds or "-" for each build) for every test it keeps,
-# longest first, none of them under 5 s everywhere; it never writes the table here.
+# longest first, none of them under 5 s everywhere; it never writes the table here. And every row
+# of tests/test_costs.txt names a test of this build (a renamed test's row would cost nothing),
+# which has the table's release figure as its COST.
+import json
 import os
 import re
 import subprocess
@@ -31,6 +34,18 @@ if longest != sorted(longest, reverse=True):
     failures.append(f"rows not longest first: {longest}")
 if any(s < 5 for s in longest):
     failures.append("a row under 5 s")
+listed = subprocess.run(["ctest", "--show-only=json-v1"], cwd=os.environ["SQUALL_BUILD_DIR"], check=True,
+                        capture_output=True, text=True).stdout
+costs = {t["name"]: next((p["value"] for p in t.get("properties", []) if p["name"] == "COST"), None)
+         for t in json.loads(listed)["tests"]}
+for line in before.splitlines():
+    if not line.strip() or line.startswith("#"):
+        continue
+    name, release = line.split()[:2]
+    if name not in costs:
+        failures.append(f"tests/test_costs.txt names {name}, which is not a test of this build")
+    elif release != "-" and costs[name] != float(release):
+        failures.append(f"{name}'s COST is {costs[name]}, not test_costs.txt's {release} (squall_test_costs() not called?)")
 if open(table).read() != before:
     failures.append("--print changed tests/test_costs.txt")
 for f in failures:
