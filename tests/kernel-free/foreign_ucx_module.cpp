@@ -8,7 +8,7 @@
 extern "C" {
 #ifndef FOREIGN_WITHOUT_STAMP
 [[gnu::visibility("default")]] extern const char squall_ucx_interface_stamp[];
-[[gnu::visibility("default")]] const char squall_ucx_interface_stamp[] = "0123456789abcdef (another build)";
+const char squall_ucx_interface_stamp[] = "0123456789abcdef (another build)";
 #endif
 [[gnu::visibility("default")]] void* squall_ucx_transport_create() {
   std::fputs("foreign_ucx_module: called, although its stamp is not this build's\n", stderr);
