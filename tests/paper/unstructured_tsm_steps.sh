@@ -12,7 +12,6 @@ run() {  # run STEP: STEP's JSON line
 key() { grep -o "\"$1\":[0-9.e+]*" | cut -d: -f2 | cut -d. -f1; }  # key KEY < LINE: KEY's integer part
 median() { sort -n | sed -n 3p; }  # of five
 
-
 # Misses are not fixed: they depend on how the two nodes' accesses interleave. Measured on the
 # Intel VM (2026-11-30, five runs each): the block partition 6464-16927 quiet, 4463-11702 beside
 # two busy loops, 35657-68537 with both nodes on one CPU; RCB 1306-2827, 1115-2419 and 4662; the
