@@ -3,12 +3,16 @@
 // another was given), every block Invalid on every node (the home's own accesses fault like
 // anyone's).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <string>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <squall/am.hpp>
@@ -163,8 +167,31 @@ void bind(void* start, std::size_t bytes, protocol& p) {
   const memory::segment s = memory::segment_of(start);
   detail::binding& b = detail::binding_of(s, "tsm::bind");
   const range_binding r{static_cast<std::size_t>(static_cast<std::byte*>(start) - s.base()), bytes, &p};
-  check_range(r, s.size(), s.block_size(), "tsm::bind");
   const block_index first = r.first_byte / s.block_size(), end = (r.first_byte + bytes) / s.block_size();
+  // Every node checks the bind, then the nodes agree before any of them changes anything: a
+  // bind one node refuses (it touched the range already, which the others cannot know) is
+  // refused on every node, and nodes binding different ranges or protocols are told so.
+  // Otherwise the range would run under two protocols, and the job end at the first message
+  // with "a message for protocol ... arrived for block ..., which protocol ... runs here".
+  std::exception_ptr refused;
+  try {
+    check_range(r, s.size(), s.block_size(), "tsm::bind");
+    b.check_rebind(first, end, "tsm::bind");
+  } catch (const usage_error&) {
+    refused = std::current_exception();
+  }
+  const auto agreed = squall::range_over_nodes(std::array<std::uint64_t, 4>{
+      r.first_byte, bytes, std::hash<std::string_view>{}(p.name()), refused ? 1u : 0u});
+  if (refused) std::rethrow_exception(refused);
+  if (agreed[3].highest != 0) {
+    throw usage_error("tsm::bind: another node refused this bind (it used blocks of the range already, or "
+                      "refused its range or protocol), so no node binds it");
+  }
+  if (!agreed[0].same() || !agreed[1].same() || !agreed[2].same()) {
+    throw usage_error("tsm::bind is collective: nodes bound different ranges or protocols (this node: " +
+                      std::to_string(bytes) + " bytes at byte " + std::to_string(r.first_byte) +
+                      " of the segment to protocol '" + std::string(p.name()) + "'); no node binds it");
+  }
   const bool new_protocol = std::none_of(b.ranges().begin(), b.ranges().end(), [&](const auto& x) { return x.p == &p; });
   p.attach(first, end, s.block_size());
   b.rebind(first, end, p, "tsm::bind");

@@ -2,6 +2,7 @@
 #include "stache.hpp"
 
 #include <squall/settings.hpp>
+#include "fail.hpp"
 #include "protocol/binding.hpp"
 
 #include <algorithm>
@@ -390,6 +391,15 @@ void stache::acquire(segment s, block_index b, bool write) {
     s.set_tag(b, tag::read_write);
     silent_upgrades_.add();
     return;
+  }
+  // After finalize no message goes out or is answered: say so here, rather than end the
+  // node with the usage_error of the first runtime call below ("terminate called after
+  // throwing ... squall::node called after squall::finalize"). Safe on the SIGBUS path.
+  if (!squall::initialized()) {
+    detail::fail("a %s of block %zu of the TSM segment at %p after squall::finalize: a block this node "
+                 "does not hold cannot be fetched once the runtime has stopped; finish with TSM memory "
+                 "(or copy what is needed to private memory) before finalize",
+                 write ? "write" : "read", b, static_cast<void*>(s.base()));
   }
   // A new fault: the access the last grant was for has run (or is this one), so the block
   // held for it is let go first. (Fault handlers run under the node lock already.)

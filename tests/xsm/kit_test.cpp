@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The protocol kit under any protocol: fence() waits for a protocol's messages however long
 // the chain they form; every synchronisation point reaches every live protocol's hooks; a
-// block larger than one message travels in parts.
+// block larger than one message travels in parts; tsm::bind is refused on every node or on none.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <squall/xsm.hpp>
 
 #include "migratory.hpp"
+#include "usage_error_of.hpp"
 
 namespace {
 
@@ -89,6 +90,41 @@ TEST(Kit, BlocksLargerThanAMessageTravelInParts) {
   }
   for (std::size_t i = 0; i < 2 * words; i += 997) EXPECT_EQ(data[i], i * static_cast<std::size_t>(nodes())) << i;
   xsm::free(data);
+}
+
+// tsm::bind is collective: a bind that one node refuses (it touched the range already), or
+// that nodes give different ranges, is refused on every node, and the range keeps stache
+// everywhere. Before, the other nodes bound it, and the job ended at the first stache message
+// with "a message for protocol ... stache arrived for block ..., which protocol ... runs here".
+TEST(Kit, BindIsRefusedOnEveryNodeOrOnNone) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  using squall::test::usage_error_of;
+  const std::size_t words = 512;  // one block of uint64_t
+  auto* mem = tsm::alloc<std::uint64_t>(words * static_cast<std::size_t>(nodes()));
+  {
+    migratory_example::migratory m;
+    const std::size_t blocks = node() == 0 ? 1 : 2;  // node 0 asks for one block, the others two
+    const std::string what = usage_error_of([&] { xsm::bind(mem, blocks * 4096, m); });
+    EXPECT_NE(what.find("tsm::bind is collective: nodes bound different ranges or protocols"), std::string::npos)
+        << what;
+  }
+  {
+    // The last node writes the block it is home to (round robin): no message, no other node knows.
+    const int last = nodes() - 1;
+    if (node() == last) mem[words * static_cast<std::size_t>(last)] = 7;
+    migratory_example::migratory m;
+    const std::string what = usage_error_of([&] { xsm::bind(mem, words * nodes() * 8, m); });
+    EXPECT_NE(what.find(node() == last ? "were used under protocol 'stache' already" : "another node refused this bind"),
+              std::string::npos)
+        << what;
+  }
+  for (int b = 0; b < nodes(); ++b) EXPECT_EQ(tsm::protocol_at(mem + words * b).name(), "stache");
+  // Every node still runs the memory under stache: each writes its own block, all read all.
+  mem[words * static_cast<std::size_t>(node()) + 1] = static_cast<std::uint64_t>(node()) + 1;
+  tsm::barrier();
+  for (int b = 0; b < nodes(); ++b) EXPECT_EQ(mem[words * static_cast<std::size_t>(b) + 1], static_cast<std::uint64_t>(b) + 1);
+  tsm::barrier();
+  tsm::free(mem);
 }
 
 }  // namespace

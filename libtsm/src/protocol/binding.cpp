@@ -16,23 +16,29 @@ binding::range& binding::at(block_index b) {
 }
 const binding::range& binding::at(block_index b) const { return const_cast<binding*>(this)->at(b); }
 
-void binding::rebind(block_index first, block_index end, tsm::protocol& p, const char* api) {
+void binding::check_rebind(block_index first, block_index end, const char* api) const {
   const block_index blocks = ranges_.back().end;
   if (first >= end || end > blocks) {
     throw usage_error(std::string(api) + ": blocks " + std::to_string(first) + " to " + std::to_string(end) +
                       " are not a range of the segment's " + std::to_string(blocks) + " blocks");
   }
+  for (const range& r : ranges_) {
+    if (r.end > first && r.first < end && r.used) {
+      throw usage_error(std::string(api) + ": blocks " + std::to_string(first) + " to " + std::to_string(end) +
+                        " were used under protocol '" + std::string(r.p->name()) +
+                        "' already; bind a range before any node touches it");
+    }
+  }
+}
+
+void binding::rebind(block_index first, block_index end, tsm::protocol& p, const char* api) {
+  check_rebind(first, end, api);
   std::vector<range> next;
   bool placed = false;
   for (const range& r : ranges_) {
     if (r.end <= first || r.first >= end) {
       next.push_back(r);
       continue;
-    }
-    if (r.used) {
-      throw usage_error(std::string(api) + ": blocks " + std::to_string(first) + " to " + std::to_string(end) +
-                        " were used under protocol '" + std::string(r.p->name()) +
-                        "' already; bind a range before any node touches it");
     }
     if (r.first < first) next.push_back({r.first, first, r.p, false});
     if (!placed) next.push_back({first, end, &p, false});

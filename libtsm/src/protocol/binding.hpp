@@ -17,6 +17,8 @@ class binding final : public memory::protocol {
   // Hands [first, end) to `p`; usage_error (starting with `api`) if a block of it has
   // faulted already or the range is empty or outside the segment.
   void rebind(block_index first, block_index end, tsm::protocol& p, const char* api);
+  // Throws the usage_error rebind(first, end, ...) would, changing nothing.
+  void check_rebind(block_index first, block_index end, const char* api) const;
 
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;

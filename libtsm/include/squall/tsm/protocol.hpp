@@ -114,7 +114,9 @@ struct range_binding {
 void* alloc_bound(std::size_t bytes, std::span<const range_binding> ranges, const options& opt = {});
 
 // Collective: rebinds a range of a live segment to `p` (stache's ranges, before any node
-// touched them). usage_error once any block of the range has faulted, or for bad bounds.
+// touched them). usage_error once any block of the range has faulted, or for bad bounds;
+// the nodes agree first, so a bind refused on one node (or given a different range or
+// protocol name on another) is refused on every node, and no node binds the range.
 void bind(void* start, std::size_t bytes, protocol& p);
 
 // The protocol running the block at `address` on this node (usage_error outside TSM memory).
