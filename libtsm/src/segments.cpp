@@ -113,6 +113,24 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
   for (const auto& r : ranges) {
     a.blocks->rebind(r.first_byte / opt.block_size, (r.first_byte + r.bytes) / opt.block_size, *r.p, api);
   }
+  // The nodes agree on which protocol runs which blocks before anything is built
+  // (memory::allocate checks the sizes and homes): a node running a range under another
+  // protocol than the others would end the job at the first message with "a message for
+  // protocol ... arrived for block ..., which protocol ... runs here".
+  std::uint64_t layout = 0xcbf29ce484222325ull;
+  std::string mine;
+  for (const auto& r : a.blocks->ranges()) {
+    const std::string_view name = r.p == a.stache.get() ? std::string_view("stache") : r.p->name();
+    for (const std::uint64_t v : {std::uint64_t{r.first}, std::uint64_t{r.end}, std::hash<std::string_view>{}(name)}) {
+      layout = (layout ^ v) * 0x100000001b3ull;
+    }
+    mine += (mine.empty() ? "" : ", ") + std::string(name) + " for blocks " + std::to_string(r.first) + " to " +
+            std::to_string(r.end);
+  }
+  if (!squall::range_over_nodes(std::array<std::uint64_t, 1>{layout})[0].same()) {
+    throw usage_error(std::string(api) + " is collective: nodes gave its blocks different protocols (this node: " +
+                      mine + ")");
+  }
   // Every protocol's state first: messages for the segment may arrive once it exists.
   a.stache->attach(0, blocks, opt.block_size);
   for (const auto& r : a.blocks->ranges()) {

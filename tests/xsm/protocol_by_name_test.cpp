@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Protocols chosen by name (tsm::options::protocol): the shared heap of tsm::init under the
 // multiple-writer protocol, nodes writing their own slices of tsm::malloc'd pages between
-// barriers, with exact counts; an unknown name is a usage_error listing the known ones.
+// barriers, with exact counts; an unknown name is a usage_error listing the known ones, and
+// nodes naming different ones are refused on every node.
 //
 // Linked to libtsm only, as a PARMACS program is: libtsm loads libsquall-xsm itself when a
 // name it does not know is asked for, so the counts are read from the statistics table.
@@ -143,6 +144,32 @@ TEST(ProtocolByName, AnUnknownNameIsAUsageErrorListingTheKnownOnes) {
   EXPECT_THROW((void)tsm::make_protocol("stache"), usage_error);
   EXPECT_THROW(tsm::register_protocol_maker("multiple-writer", [] { return tsm::make_protocol("multiple-writer"); }),
                usage_error);
+}
+
+// Nodes naming different protocols for one segment are refused on every node before anything
+// is built. Before, each node ran its own, and the job ended at the first stache message with
+// "a message for protocol ... stache arrived for block ..., which protocol 'multiple-writer'
+// ... runs here".
+TEST(ProtocolByName, NodesNamingDifferentProtocolsAreRefusedOnEveryNode) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  try {
+    (void)tsm::alloc_bytes(nodes() * page, {.protocol = node() == 0 ? "stache" : "multiple-writer"});
+    FAIL() << "no usage_error";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("tsm::alloc is collective: nodes gave its blocks different protocols (this "
+                                         "node: " +
+                                         std::string(node() == 0 ? "stache" : "multiple-writer") + " for blocks 0 to " +
+                                         std::to_string(nodes())),
+              std::string::npos)
+        << e.what();
+  }
+  // Nothing was left half-made: the nodes go on with a segment they agree on.
+  auto* data = static_cast<word*>(tsm::alloc_bytes(nodes() * page));
+  data[static_cast<std::size_t>(node()) * page_words] = static_cast<word>(node()) + 1;
+  tsm::barrier();
+  for (int k = 0; k < nodes(); ++k) EXPECT_EQ(data[static_cast<std::size_t>(k) * page_words], static_cast<word>(k) + 1);
+  tsm::barrier();
+  tsm::free(data);
 }
 
 }  // namespace
