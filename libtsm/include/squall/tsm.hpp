@@ -83,7 +83,7 @@ void free(void* p);
 void* share(void* address, std::size_t bytes, const options& opt = {});
 void unshare(void* address);
 
-// Collective: makes the shared heap (SQUALL_TSM_HEAP_MIB, default 256) with these options; its
+// Collective: makes the shared heap (SQUALL_TSM_HEAP_MIB, default 1024) with these options; its
 // blocks, and the placed heap's, run options::protocol (one protocol object for each heap).
 void init(const options& opt = {});
 bool initialized();
