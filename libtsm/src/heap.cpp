@@ -158,6 +158,14 @@ void init(const options& opt) {
   detail::check_block_size(opt.block_size, "tsm::init");
   if (opt.protocol != "stache") (void)detail::make_named(opt.protocol, "tsm::init");  // a known name, checked first
   const std::uint64_t part_size = std::max<std::uint64_t>(size / n / opt.block_size, 1) * opt.block_size;
+  // The size comes from each node's environment: nodes started with different values (one
+  // host's environment not another's) are told so, not that "memory::allocate is collective".
+  const value_range sizes = range_over_nodes(std::array<std::uint64_t, 1>{size})[0];
+  if (!sizes.same()) {
+    throw usage_error("tsm::init: SQUALL_TSM_HEAP_MIB differs between nodes (from " + std::to_string(sizes.lowest >> 20) +
+                      " to " + std::to_string(sizes.highest >> 20) + " MiB; this node: " + std::to_string(size >> 20) +
+                      "); set it alike on every node");
+  }
   // Both heaps at once, before either is built.
   detail::check_segment_size(size + part_size * n, opt.block_size, true,
                              "tsm::init: the shared heap and the placed heap of " + std::to_string(size >> 20) +

@@ -127,7 +127,9 @@ void* make_segment(void* adopted, std::size_t bytes, std::span<const range_bindi
     mine += (mine.empty() ? "" : ", ") + std::string(name) + " for blocks " + std::to_string(r.first) + " to " +
             std::to_string(r.end);
   }
-  if (!squall::range_over_nodes(std::array<std::uint64_t, 1>{layout})[0].same()) {
+  // Segments of different sizes are memory::allocate's to report.
+  const auto agreed = squall::range_over_nodes(std::array<std::uint64_t, 2>{layout, std::uint64_t{blocks}});
+  if (agreed[1].same() && !agreed[0].same()) {
     throw usage_error(std::string(api) + " is collective: nodes gave its blocks different protocols (this node: " +
                       mine + ")");
   }

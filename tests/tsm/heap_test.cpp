@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The shared heap: any node allocates without the others; every node sees the memory at the
 // same address; allocations never overlap, large ones start on block boundaries; freed space
-// is reused; bad frees and a full heap are reported.
+// is reused; bad frees and a full heap are reported, and so are nodes whose
+// SQUALL_TSM_HEAP_MIB differ.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <squall/squall.hpp>
@@ -17,6 +20,34 @@ using namespace squall;
 
 void ensure_heap() {
   if (!tsm::initialized()) tsm::init();  // collective: every node reaches this first in the same test
+}
+
+// First, before any test makes the heap. Nodes started with different SQUALL_TSM_HEAP_MIB (one
+// host's environment not another's) are told so on every node, and nothing is built. Before,
+// the message was "memory::allocate is collective: nodes asked for different segments".
+TEST(Heap, HeapSizesThatDifferBetweenNodesAreNamed) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  ASSERT_FALSE(tsm::initialized());
+  const char* was = std::getenv("SQUALL_TSM_HEAP_MIB");
+  const std::string saved = was != nullptr ? was : "";
+  ::setenv("SQUALL_TSM_HEAP_MIB", node() == 0 ? "64" : "32", 1);
+  std::string what = "(no usage_error)";
+  try {
+    tsm::init();
+  } catch (const usage_error& e) {
+    what = e.what();
+  }
+  if (was != nullptr) {
+    ::setenv("SQUALL_TSM_HEAP_MIB", saved.c_str(), 1);
+  } else {
+    ::unsetenv("SQUALL_TSM_HEAP_MIB");
+  }
+  EXPECT_NE(what.find(std::string("tsm::init: SQUALL_TSM_HEAP_MIB differs between nodes (from 32 to 64 MiB; this node: ") +
+                      (node() == 0 ? "64" : "32") + ")"),
+            std::string::npos)
+      << what;
+  EXPECT_FALSE(tsm::initialized());
+  tsm::barrier();
 }
 
 TEST(Heap, OneNodeAllocatesEveryNodeReads) {
