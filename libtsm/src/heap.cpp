@@ -162,9 +162,9 @@ void init(const options& opt) {
   // host's environment not another's) are told so, not that "memory::allocate is collective".
   const value_range sizes = range_over_nodes(std::array<std::uint64_t, 1>{size})[0];
   if (!sizes.same()) {
-    throw usage_error("tsm::init: SQUALL_TSM_HEAP_MIB differs between nodes (from " + std::to_string(sizes.lowest >> 20) +
-                      " to " + std::to_string(sizes.highest >> 20) + " MiB; this node: " + std::to_string(size >> 20) +
-                      "); set it alike on every node");
+    throw usage_error("tsm::init: SQUALL_TSM_HEAP_MIB differs between nodes (from " +
+                      std::to_string(sizes.lowest >> 20) + " to " + std::to_string(sizes.highest >> 20) +
+                      " MiB; this node: " + std::to_string(size >> 20) + "); set it alike on every node");
   }
   // Both heaps at once, before either is built.
   detail::check_segment_size(size + part_size * n, opt.block_size, true,

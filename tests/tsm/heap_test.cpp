@@ -42,9 +42,9 @@ TEST(Heap, HeapSizesThatDifferBetweenNodesAreNamed) {
   } else {
     ::unsetenv("SQUALL_TSM_HEAP_MIB");
   }
-  EXPECT_NE(what.find(std::string("tsm::init: SQUALL_TSM_HEAP_MIB differs between nodes (from 32 to 64 MiB; this node: ") +
-                      (node() == 0 ? "64" : "32") + ")"),
-            std::string::npos)
+  const std::string expected = std::string("tsm::init: SQUALL_TSM_HEAP_MIB differs between nodes (from 32 to ") +
+                               "64 MiB; this node: " + (node() == 0 ? "64" : "32") + ")";
+  EXPECT_NE(what.find(expected), std::string::npos)
       << what;
   EXPECT_FALSE(tsm::initialized());
   tsm::barrier();

@@ -114,15 +114,17 @@ TEST(Kit, BindIsRefusedOnEveryNodeOrOnNone) {
     if (node() == last) mem[words * static_cast<std::size_t>(last)] = 7;
     migratory_example::migratory m;
     const std::string what = usage_error_of([&] { xsm::bind(mem, words * nodes() * 8, m); });
-    EXPECT_NE(what.find(node() == last ? "were used under protocol 'stache' already" : "another node refused this bind"),
-              std::string::npos)
-        << what;
+    const char* expected =
+        node() == last ? "were used under protocol 'stache' already" : "another node refused this bind";
+    EXPECT_NE(what.find(expected), std::string::npos) << what;
   }
   for (int b = 0; b < nodes(); ++b) EXPECT_EQ(tsm::protocol_at(mem + words * b).name(), "stache");
   // Every node still runs the memory under stache: each writes its own block, all read all.
   mem[words * static_cast<std::size_t>(node()) + 1] = static_cast<std::uint64_t>(node()) + 1;
   tsm::barrier();
-  for (int b = 0; b < nodes(); ++b) EXPECT_EQ(mem[words * static_cast<std::size_t>(b) + 1], static_cast<std::uint64_t>(b) + 1);
+  for (int b = 0; b < nodes(); ++b) {
+    EXPECT_EQ(mem[words * static_cast<std::size_t>(b) + 1], static_cast<std::uint64_t>(b) + 1);
+  }
   tsm::barrier();
   tsm::free(mem);
 }
