@@ -2,6 +2,8 @@
 #include <squall/xsm/multiple_writer.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <squall/error.hpp>
@@ -214,6 +216,16 @@ void multiple_writer::on_diffs_applied(segment, block_index, int) { ++diff_messa
 
 // --- acquire: stale copies go ---
 
+void multiple_writer::written_while_synchronising(block_index b) const {
+  std::fprintf(stderr,
+               "squall xsm: multiple-writer: node %d: block %zu (at %p) was written by a thread of this node while "
+               "another thread of it was at a barrier or a lock's acquire or release; the protocol keeps one set of "
+               "copies per node, so no thread of a node may touch the memory while another synchronises (PARMACS "
+               "runs one worker per node under it)\n",
+               squall::node(), b, static_cast<void*>(seg_.address_of(b)));
+  std::abort();
+}
+
 void multiple_writer::after_acquire() {
   flush();  // this node's own writes must not go with the copies holding them
   drop_copies();
@@ -222,6 +234,11 @@ void multiple_writer::after_acquire() {
 void multiple_writer::drop_copies() {
   // Under the node lock, as flush's walk of dirty_: a fault handler may be adding to cached_.
   am::run_locked([&] {
+    // The release just before left nothing dirty: a block dirty now was written by another
+    // thread of this node meanwhile. Dropping it would lose those writes, and the next release
+    // would raise its Invalid tag to ReadOnly over stale bytes, which this node would then read
+    // until the end (another node's writes never seen): say so instead.
+    if (!dirty_.empty()) written_while_synchronising(dirty_.front());
     for (const block_index b : cached_) seg_.set_tag(b, tag::invalid);
     invalidations.add(cached_.size());
     cached_.clear();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A node lost in the middle of an XSM protocol's phase is reported by every other node, with
-// no hang, and a store the protocol forbids is named (scenarios.cpp).
+// no hang, and a store the protocol forbids, or a multiple-writer store racing a barrier of its
+// node, is named (scenarios.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -30,6 +31,18 @@ TEST(BadUse, StoreToTheResultOfABulkReductionIsNamed) {
   EXPECT_NE(o.status, 0) << o.output;
   EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
   EXPECT_NE(o.output.find("squall xsm: bulk_reduction: the program stored to block 0 at 0x"), std::string::npos)
+      << o.output;
+}
+
+// Under multiple-writer, a thread storing while another thread of its node passes a barrier
+// ends the job with a message naming the block, not with another node's writes never seen.
+TEST(BadUse, AStoreWhileAnotherThreadSynchronisesIsNamedUnderMultipleWriter) {
+  const auto o = run(squallrun + " -n 2 " + scenarios + " multiple-writer-thread");
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_LT(o.seconds, LOST_NODE_SECONDS) << o.output;
+  EXPECT_NE(o.output.find("squall xsm: multiple-writer: node "), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("was written by a thread of this node while another thread of it was at a barrier"),
+            std::string::npos)
       << o.output;
 }
 

@@ -25,6 +25,13 @@
 // a write becomes visible to another node at the writer's next release or barrier followed
 // by the reader's next acquire or barrier. Two nodes writing the same byte in one interval
 // leave one of their values, unspecified which. Diffs are exact to the byte.
+//
+// Threads: a node keeps one set of copies and twins for all its threads, and a barrier, lock
+// acquire or release drops or flushes them for the whole node. Several threads of a node may
+// touch the memory, but none while another thread of the node is at a synchronisation point
+// (stop them first, as a phase loop does); a write found meanwhile ends the node with a
+// message, since its bytes, or another node's, would otherwise be lost. PARMACS runs one
+// worker per node under this protocol.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -77,6 +84,7 @@ class multiple_writer final : public protocol {
   void copied(segment s, block_index b, bool write);  // the home's bytes are here: readable, or writable and twinned
   void flush();  // sends every writable copy's diff home and waits until all are applied
   void drop_copies();
+  [[noreturn]] void written_while_synchronising(block_index b) const;  // a message, then abort
   void add_diff(block_index b);  // appends b's changed runs to its home's outbox
   void put(outbox& o, block_index b, std::size_t offset, const std::byte* bytes, std::size_t length);
   void send_outbox(outbox& o, int home);
