@@ -6,6 +6,8 @@
 #include <squall/collectives.hpp>
 #include <squall/runtime.hpp>
 
+#include <array>
+#include <span>
 #include <string>
 
 #include "in_place.hpp"
@@ -73,6 +75,54 @@ array_state& array_at(std::uint32_t id) {
 }
 
 
+namespace {
+
+// What every node must agree on for an array: its element and index types, and whether and
+// how it lives in place.
+std::array<std::uint64_t, 5> signature(const element_ops& ops, const in_place_options* in_place) {
+  return {ops.element_type, ops.index_type, in_place != nullptr ? 1u : 0u,
+          in_place != nullptr ? in_place->slot_bytes : 0u, in_place != nullptr ? in_place->slots_per_node : 0u};
+}
+
+std::string describe(const element_ops& ops, const in_place_options* in_place) {
+  std::string d = "an array of " + std::string(ops.element_name) + " indexed by " + std::string(ops.index_name);
+  if (in_place != nullptr) {
+    d += ", in place (slots of " + std::to_string(in_place->slot_bytes) + " bytes, " +
+         std::to_string(in_place->slots_per_node) + " per node)";
+  }
+  return d;
+}
+
+std::string broadcast_string(std::string s, int root) {
+  std::uint64_t size = s.size();
+  squall::broadcast(size, root);
+  s.resize(size);
+  squall::broadcast(std::span<char>(s.data(), s.size()), root);
+  return s;
+}
+
+// Collective, before anything of the array is made (an array in place allocates a segment,
+// itself collective): every node creates the same array. Nodes that created different ones
+// at the same position used to go on, each node making the elements the others inserted as
+// its own type (an index's bytes read as another index type), without a word; now every
+// node throws, naming what node 0 and the first node that differs from it created.
+void check_same_array(const runtime& r, std::uint32_t id, const element_ops& ops, const in_place_options* in_place) {
+  const auto mine = signature(ops, in_place);
+  bool same = true;
+  for (const auto& v : squall::range_over_nodes(mine)) same = same && v.same();
+  if (same) return;  // the common case: one allreduce, where a barrier was
+  auto first = mine;
+  squall::broadcast(std::span<std::uint64_t>(first), 0);
+  const int other = squall::allreduce(mine != first ? r.me : r.nodes, squall::op::min{});
+  const std::string at0 = broadcast_string(describe(ops, in_place), 0);
+  const std::string at_other = broadcast_string(describe(ops, in_place), other);
+  throw squall::usage_error("libarrays: array::create: node 0 creates array " + std::to_string(id) + " as " + at0 +
+                            ", node " + std::to_string(other) + " as " + at_other +
+                            " (every node creates the same arrays, in the same order)");
+}
+
+}  // namespace
+
 std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_options* in_place) {
   if (!squall::initialized()) throw squall::usage_error("libarrays: array::create before squall::init");
   runtime& r = rt();
@@ -84,10 +134,22 @@ std::uint32_t create_array(const element_ops& ops, home_map map, const in_place_
     throw squall::usage_error("libarrays: arrays are created by the thread that created the node's first one");
   }
   const auto id = static_cast<std::uint32_t>(r.arrays.size());
+  if (in_place != nullptr) check_same_array(r, id, ops, in_place);  // before its segment is allocated
   r.arrays.push_back(std::make_unique<array_state>(id, ops, std::move(map), in_place));
   r.live.push_back(r.arrays.back().get());
-  // No node sends for this array before every node has it.
-  squall::barrier();
+  // No node sends for this array before every node has it: the agreement's allreduce is the
+  // barrier (an array in place has agreed already).
+  if (in_place != nullptr) {
+    squall::barrier();
+  } else {
+    try {
+      check_same_array(r, id, ops, in_place);
+    } catch (...) {
+      r.live.pop_back();
+      r.arrays.pop_back();
+      throw;
+    }
+  }
   return id;
 }
 

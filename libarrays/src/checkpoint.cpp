@@ -342,7 +342,16 @@ std::uint64_t array_state::pack_locals(std::string& out) {
   table_.for_each([&](entry_rec& e) {
     if (!e.elem) return;
     packed.clear();
-    ops_.pack(*e.elem, packed);
+    try {
+      ops_.pack(*e.elem, packed);
+    } catch (const std::exception& x) {
+      // As a usage_error, checkpoint() reports it on every node and removes its files: thrown
+      // as it was, it left this node's checkpoint alone, and the others in a collective it
+      // never reached ("collective mismatch", the job ended).
+      throw squall::usage_error("libarrays: checkpoint: element " + index_text(e.k) + " of array " + std::to_string(id_) +
+                                " does not pack on node " + std::to_string(rt().me) + " (its serialize() threw: " +
+                                x.what() + ")");
+    }
     const auto key_size = static_cast<std::uint32_t>(e.k.bytes().size());
     const auto packed_size = static_cast<std::uint64_t>(packed.size());
     out.append(reinterpret_cast<const char*>(&key_size), sizeof key_size);
@@ -362,6 +371,7 @@ namespace squall::arrays {
 // and removes this checkpoint's files: the directory keeps the checkpoint it held, if any,
 // whole and restartable (and otherwise holds no manifest).
 void checkpoint(const std::string& dir) {
+  detail::check_scheduler("checkpoint");
   quiesce();
   detail::runtime& r = detail::rt();
   const std::vector<detail::array_state*>& arrays = r.live;  // a file's array: its place here
@@ -431,6 +441,7 @@ void checkpoint(const std::string& dir) {
 }
 
 void restart(const std::string& dir) {
+  detail::check_scheduler("restart");
   quiesce();
   detail::runtime& r = detail::rt();
   const std::vector<detail::array_state*>& arrays = r.live;  // a file's array: its place here

@@ -82,6 +82,7 @@ void array_state::on_migrate(const message& m) {
   if (o.act == action::error) protocol_error(o.why, m);
   element_ptr elem;
   std::uint32_t place = 0;
+  std::string unpack_failed;  // what the element's serialize() threw
   if ((m.h.flags & in_place_flag) != 0) {
     if (!in_place_) protocol_error("an element moved in place to an array that is not", m);
     place = static_cast<std::uint32_t>(m.h.c);
@@ -89,7 +90,13 @@ void array_state::on_migrate(const message& m) {
     elem = element_ptr(in_place_->object(place), element_deleter{true});
   } else {
     elem = new_element(place);
-    ops_.unpack(*elem, m.body);
+    try {
+      ops_.unpack(*elem, m.body);
+    } catch (const std::exception& x) {
+      unpack_failed = x.what();
+    } catch (...) {
+      unpack_failed = "an exception that is not a std::exception";
+    }
   }
   auto s = std::make_unique<slot>();
   s->place = place;
@@ -102,6 +109,20 @@ void array_state::on_migrate(const message& m) {
   ++rt().counts.migrations_in;
   count().migrations_in.add_from_one_thread();
   if (o.inform_home) tell(e.home, kind::routing_update, k, e.loc.epoch);
+  if (!unpack_failed.empty()) {
+    // Its state is lost. Thrown before the landing, the old node pointed here, this node's
+    // entry at the home and the home at the old node: messages to the element went round
+    // the three for ever and quiesce never returned. It landed (the home is told, above),
+    // and is deleted now as destroy_me() would, so that its messages wait at the home and are
+    // reported at quiescence; the scheduler throws why (quiesce, on every node).
+    e.s->destroy = true;
+    after_entry(e);
+    if (o.act == action::flush) flush(e);
+    throw squall::usage_error("libarrays: element " + index_text(k) + " of array " + std::to_string(id_) +
+                              ", migrating from node " + std::to_string(m.h.source) +
+                              ", does not unpack here (its serialize() threw: " + unpack_failed +
+                              "); it is lost, as if deleted");
+  }
   run_hook(e, [](element_base& x) { x.on_migrated(); });
   catch_up(e);
   if (o.act == action::flush) flush(e);

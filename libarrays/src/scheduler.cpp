@@ -186,6 +186,11 @@ void check_scheduler(const char* what) {
     throw squall::usage_error(std::string("libarrays: ") + what +
                               " inside for_each_local (it visits the elements where they are: wait after it)");
   }
+  if (r.arrays.empty()) {  // no scheduler thread yet: saying "another thread" misled
+    throw squall::usage_error(std::string("libarrays: ") + what +
+                              " before this node created any array (a node's scheduler runs on the thread that "
+                              "creates its first array: array<T>::create, collective)");
+  }
   if (std::this_thread::get_id() != r.scheduler_thread) {
     throw squall::usage_error(std::string("libarrays: ") + what +
                               " from a thread other than the one that created the node's first array");

@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ constexpr std::size_t values = 4;  // doubles in each element's vector
 // serialize() changed between the job that wrote a checkpoint and the one reading it.
 bool lie = false;
 constexpr std::uint64_t lie_length = std::uint64_t{1} << 27;
+
+// When set, an element's serialize() throws while it packs (on the node that sets it).
+bool refuse_to_pack = false;
 
 std::uint64_t sum_seen = 0;
 void got(const std::uint64_t& s) { sum_seen = s; }
@@ -66,6 +70,7 @@ struct Blob : arrays::element<arrays::index1d> {
   template <class A>
   void serialize(A& ar) {
     if constexpr (A::is_saving::value) {
+      if (refuse_to_pack) throw std::runtime_error("no packing today");
       if (lie) {
         ar(lie_length, name);
         return;
@@ -423,6 +428,35 @@ TEST_F(CheckpointErrors, AFailedCheckpointKeepsTheOneItsDirectoryHeld) {
   empty_array();
   arrays::restart(dir_);
   EXPECT_EQ(array_sum(), bumped);
+  empty_array();
+}
+
+// The probe's: what an element's serialize() threw while node K packed it left checkpoint()
+// on node K alone; the other nodes went on into its next collective and the job ended with
+// "collective mismatch", the failed checkpoint's files left behind. It fails on every node,
+// naming the element, and the directory keeps the checkpoint it held.
+TEST_F(CheckpointErrors, AnElementThatDoesNotPackFailsTheCheckpointOnEveryNode) {
+  arrays::restart(dir_ + ".good");
+  const std::vector<std::string> held = names_in(dir_);
+  const int odd = squall::nodes() - 1;
+  refuse_to_pack = squall::node() == odd;
+  std::string what;
+  try {
+    arrays::checkpoint(dir_);
+  } catch (const squall::usage_error& e) {
+    what = e.what();
+  }
+  refuse_to_pack = false;
+  EXPECT_NE(what.find("libarrays: checkpoint: element ("), std::string::npos) << what;
+  EXPECT_NE(what.find("of array 0 does not pack on node " + std::to_string(odd) + " (its serialize() threw: no packing today)"),
+            std::string::npos)
+      << what;
+  squall::barrier();
+  EXPECT_EQ(names_in(dir_), held);  // the failed checkpoint's files are gone
+  empty_array();
+  arrays::restart(dir_);
+  EXPECT_EQ(array_count(), elements());
+  EXPECT_EQ(array_sum(), before_);
   empty_array();
 }
 

@@ -10,8 +10,10 @@
 #include <squall/runtime.hpp>
 #include <squall/stats.hpp>
 
+#include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace arrays = squall::arrays;
@@ -50,6 +52,27 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return {};
+}
+
+// First, before any test creates an array. The probe's: quiesce, checkpoint and restart
+// before the node created any array said "from a thread other than the one that created the
+// node's first array", on the very thread that would create it.
+TEST(ArraysErrors, WaitingBeforeAnyArrayIsCreatedSaysSo) {
+  for (const auto& [call, name] : std::vector<std::pair<std::function<void()>, std::string>>{
+           {[] { arrays::quiesce(); }, "quiesce"},
+           {[] { arrays::checkpoint("unused-checkpoint-dir"); }, "checkpoint"},
+           {[] { arrays::restart("unused-checkpoint-dir"); }, "restart"},
+           {[] { arrays::run_until([] { return true; }); }, "run_until"}}) {
+    std::string what;
+    try {
+      call();
+    } catch (const squall::usage_error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("libarrays: " + name), std::string::npos) << what;
+    EXPECT_NE(what.find("before this node created any array"), std::string::npos) << what;
+    EXPECT_EQ(what.find("thread other than"), std::string::npos) << what;
+  }
 }
 
 TEST(ArraysErrors, TwoReducersInOneReductionAreRefused) {

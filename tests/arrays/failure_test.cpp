@@ -2,7 +2,8 @@
 // A failure on one node while the nodes quiesce (an entry method that throws, a reduction given
 // two reducers that only node 0 sees) ends quiesce on every node, never leaving the others
 // waiting: the node where it was thrown gets the exception, the others arrays::node_failed
-// naming that node. The runtime goes on working afterwards. Run on 1, 2, 4 and 8 nodes.
+// naming that node; nodes that create different arrays all throw. The runtime goes on working
+// afterwards. Run on 1, 2, 4 and 8 nodes.
 #include <gtest/gtest.h>
 
 #include <squall/arrays.hpp>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace arrays = squall::arrays;
 
@@ -38,6 +40,40 @@ struct Cell : arrays::element<arrays::index1d> {
       contribute(value, arrays::max<std::int64_t>(), arrays::on_root<&ignore>());
     }
   }
+  template <class A>
+  void serialize(A& ar) {
+    ar(value);
+  }
+};
+
+// Its load() throws on the node that sets refuse_to_unpack.
+bool refuse_to_unpack = false;
+struct Fragile : arrays::element<arrays::index1d> {
+  std::int64_t value = 0;
+  void set(std::int64_t v) { value = v; }
+  std::int64_t get() const { return value; }
+  void go(int to) { migrate_me(to); }
+  template <class A>
+  void save(A& ar) const {
+    ar(value);
+  }
+  template <class A>
+  void load(A& ar) {
+    if (refuse_to_unpack) throw std::runtime_error("no unpacking here");
+    ar(value);
+  }
+};
+
+// Created by one node where the others create a Cell array.
+struct Labelled : arrays::element<std::string> {
+  std::int64_t value = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(value);
+  }
+};
+struct Counted : arrays::element<arrays::index1d> {
+  std::int64_t value = 0;
   template <class A>
   void serialize(A& ar) {
     ar(value);
@@ -164,6 +200,112 @@ TEST(ArraysFailure, ReducersThatDifferBetweenNodesEndQuiesceOnEveryNode) {
     EXPECT_EQ(o.failed_node, 0);
     EXPECT_NE(o.what.find("two reducers"), std::string::npos) << o.what;
   }
+  expect_working();
+}
+
+// The probe's: one node created its array with another element or index type than the
+// others. Nothing was checked: each node went on with its own, and the elements the others
+// inserted at its indices were made there as its own type, their index bytes read as its
+// index type (a std::string of an index1d's 4 bytes), without a word. Now create() throws on
+// every node, naming both, makes nothing, and the nodes' next arrays are in step.
+TEST(ArraysFailure, NodesThatCreateDifferentArraysAllThrow) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  const int odd = nodes() - 1;
+  const auto create_error = [](auto create) {
+    try {
+      create();
+    } catch (const squall::usage_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string where = "node 0 creates array ";
+  const std::string other = ", node " + std::to_string(odd) + " as an array of ";
+  // Another index type.
+  std::string what = create_error([&] {
+    if (me() == odd) {
+      arrays::array<Labelled>::create();
+    } else {
+      arrays::array<Cell>::create();
+    }
+  });
+  EXPECT_NE(what.find(where), std::string::npos) << what;
+  EXPECT_NE(what.find(other), std::string::npos) << what;
+  EXPECT_NE(what.find("Labelled indexed by std::"), std::string::npos) << what;
+  // Another element type with the same index type.
+  what = create_error([&] {
+    if (me() == odd) {
+      arrays::array<Counted>::create();
+    } else {
+      arrays::array<Cell>::create();
+    }
+  });
+  EXPECT_NE(what.find("Counted indexed by squall::arrays::index<1>"), std::string::npos) << what;
+  EXPECT_NE(what.find("Cell indexed by squall::arrays::index<1>"), std::string::npos) << what;
+  // In place on one node only: refused before any node allocates the segment.
+  what = create_error([&] {
+    if (me() == 0) {
+      arrays::array<Cell>::create_in_place({.slot_bytes = 4096, .slots_per_node = 4});
+    } else {
+      arrays::array<Cell>::create();
+    }
+  });
+  EXPECT_NE(what.find("in place (slots of 4096 bytes, 4 per node)"), std::string::npos) << what;
+  expect_working();  // the same array ids on every node again
+}
+
+// The probe's: an element whose serialize() threw as it unpacked on the node it migrated to
+// was never installed there, nor its home told: the old node pointed at the new one, the new
+// one's entry at the home, the home at the old node, and a message to it went round the
+// three for ever - quiesce never returned. It now lands and is deleted there at once, its
+// messages held at its home and reported (a request's future fails), and quiesce says why.
+TEST(ArraysFailure, AnElementThatDoesNotUnpackWhereItMigratedIsLostNotChased) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  const int odd = nodes() - 1;
+  auto a = arrays::array<Fragile>::create();
+  if (me() == 0) {
+    a.insert(1, 0);
+    a.insert(2, 0);
+  }
+  arrays::quiesce();
+  refuse_to_unpack = me() == odd;
+  if (me() == 0) a[1].call<&Fragile::go>(odd);
+  const outcome o = quiesce_outcome();
+  refuse_to_unpack = false;
+  if (me() == odd) {
+    EXPECT_EQ(o.kind, "usage_error") << o.what;
+  } else {
+    EXPECT_EQ(o.kind, "node_failed") << o.what;
+    EXPECT_EQ(o.failed_node, odd);
+  }
+  EXPECT_NE(o.what.find("element (1) of array " + std::to_string(a.id()) + ", migrating from node 0, does not unpack here"),
+            std::string::npos)
+      << o.what;
+  EXPECT_NE(o.what.find("no unpacking here"), std::string::npos) << o.what;
+  // Messages to it wait at its home, and quiesce ends: a request's future fails.
+  std::vector<arrays::future<std::int64_t>> asked;
+  if (me() == 0) {
+    a[1].call<&Fragile::set>(5);
+    asked.push_back(a[1].request<&Fragile::get>());
+    asked.push_back(a[2].request<&Fragile::get>());
+  }
+  EXPECT_EQ(quiesce_outcome().kind, "");
+  if (me() == 0) {
+    EXPECT_THROW(asked[0].get(), squall::usage_error);
+    EXPECT_EQ(asked[1].get(), 0);  // the other element is untouched
+  }
+  EXPECT_EQ(squall::allreduce(static_cast<std::int64_t>(a.local_count())), 1);
+  // The index can be used again.
+  if (me() == 0) a.insert(1, odd);
+  arrays::quiesce();
+  if (me() == 0) a[1].call<&Fragile::set>(7);
+  std::vector<arrays::future<std::int64_t>> again;
+  if (me() == 0) again.push_back(a[1].request<&Fragile::get>());
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(again[0].get(), 7);
+  }
+  a.destroy();
   expect_working();
 }
 

@@ -156,8 +156,11 @@ class array {
     key k_;
   };
 
-  // Collective: every node creates its arrays in the same order. `homes` maps an index to
-  // its home node (hash by default; block_home for index<N> ranges; or the program's own).
+  // Collective: every node creates its arrays in the same order (nodes that create arrays of
+  // different element or index types, or one in place and one not, at the same position all
+  // throw squall::usage_error naming what node 0 and the first other node created, and none
+  // is made). `homes` maps an index to its home node (hash by default; block_home for
+  // index<N> ranges; or the program's own).
   static array create(home_map homes = {}) {
     return array(detail::create_array(detail::ops_of<T>::get(), std::move(homes)));
   }

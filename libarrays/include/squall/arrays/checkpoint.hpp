@@ -18,8 +18,9 @@ namespace squall::arrays {
 // `dir` held by a rename once they are all on disk, so a crash or a full disk at any point
 // leaves `dir`'s earlier checkpoint whole; once it is replaced, its files are removed. Throws
 // squall::usage_error, on every node and naming the path and the system's reason, when the
-// directory cannot be made or any node's file or the manifest cannot be written whole; the
-// failed checkpoint's files are then removed and `dir` holds what it held before.
+// directory cannot be made or any node's file or the manifest cannot be written whole, or
+// naming the element when its serialize() throws; the failed checkpoint's files are then
+// removed and `dir` holds what it held before.
 void checkpoint(const std::string& dir);
 
 // Collective, once the program has created the same arrays, in the same order, as the job

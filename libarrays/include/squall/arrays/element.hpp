@@ -42,7 +42,10 @@ class element_base {
   virtual ~element_base() = default;
 
   // Moves this element to node `to` once the running entry method returns (the paper's
-  // migrate call). Messages sent to it meanwhile reach it there, exactly once.
+  // migrate call). Messages sent to it meanwhile reach it there, exactly once. Should its
+  // serialize() throw as it unpacks there, the element is lost: deleted on arrival, its
+  // messages reported at quiescence as any deleted element's, and that node's scheduler
+  // throws squall::usage_error naming it (quiesce, on every node).
   void migrate_me(int to);
   // Deletes this element once the running entry method returns.
   void destroy_me();
