@@ -61,18 +61,30 @@ exchange_handle::~exchange_handle() {
 }
 
 exchange_handle exchange_begin(std::vector<std::vector<std::byte>> outgoing) {
+  return detail::exchange_begin_checked(std::move(outgoing), {}, "chaos::exchange");
+}
+
+exchange_handle detail::exchange_begin_checked(std::vector<std::vector<std::byte>> outgoing, const std::string& problem,
+                                               const char* api) {
   const int n = squall::nodes(), me = squall::node();
-  if (outgoing.size() != static_cast<std::size_t>(n)) {
-    throw usage_error("chaos::exchange: one outgoing buffer per node is needed (" + std::to_string(n) +
-                      "), got " + std::to_string(outgoing.size()));
+  std::string mine = problem;
+  if (mine.empty() && outgoing.size() != static_cast<std::size_t>(n)) {
+    mine = "one outgoing buffer per node is needed (" + std::to_string(n) + "), got " + std::to_string(outgoing.size());
   }
+  if (!mine.empty()) outgoing.assign(static_cast<std::size_t>(n), {});  // nothing is sent
   auto s = std::make_unique<exchange_handle::state>();
   s->seq = detail::begin_call({detail::call_kind::exchange, 0});
   s->outgoing = std::move(outgoing);
-  // How many messages each node is to receive (self-copies are not messages).
-  std::vector<std::int64_t> expected(static_cast<std::size_t>(n), 0);
+  // How many messages each node is to receive (self-copies are not messages), and, last,
+  // how many nodes found their input bad: in one allreduce.
+  std::vector<std::int64_t> expected(static_cast<std::size_t>(n) + 1, 0);
   for (int d = 0; d < n; ++d) expected[d] = d != me && !s->outgoing[d].empty();
+  expected[static_cast<std::size_t>(n)] = mine.empty() ? 0 : 1;
   allreduce(std::span<const std::int64_t>(expected), std::span<std::int64_t>(expected));
+  if (expected[static_cast<std::size_t>(n)] != 0) {  // every node: nothing was sent
+    detail::end_call(s->seq);
+    throw usage_error(std::string(api) + ": " + (mine.empty() ? "another node found its input invalid" : mine));
+  }
   s->want = static_cast<int>(expected[me]);
 
   for (int i = 1; i < n; ++i) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Bad input is a usage_error, and the library still works afterwards. Every node makes the same
-// mistake, so collectives stay matched; errors a single node makes (lookups) are local.
+// mistake, so collectives stay matched (scatter_append's also when one node makes it); errors a
+// single node makes (lookups) are local.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -239,6 +240,47 @@ TEST(ErrorsScatterAppend, BadDestination) {
 
   const std::vector<int> dest{0, 0, 0};
   const auto arrived = chaos::scatter_append(std::span<const int>(items), std::span<const int>(dest));
+  EXPECT_EQ(arrived.size(), me() == 0 ? 3u * static_cast<std::size_t>(nodes()) : 0u);
+}
+
+// The probe's: a bad destination (or item count) on one node only was thrown there alone,
+// before the exchange; the other nodes went on into its allreduce and the job ended with
+// "collective mismatch: this node called allreduce but node 2 called barrier", not naming
+// the bad input. The exchange's allreduce now carries every node's verdict: every node
+// throws, nothing is sent, and the nodes are still in step.
+TEST(ErrorsScatterAppend, BadInputOnOneNodeIsRefusedOnEveryNode) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  const int odd = nodes() - 1;
+  const std::vector<int> items{1, 2, 3};
+  const auto what_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const usage_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const auto expect_refused = [&](const std::string& what, const std::string& mine) {
+    if (me() == odd) {
+      EXPECT_NE(what.find("chaos::scatter_append: " + mine), std::string::npos) << what;
+    } else {
+      EXPECT_NE(what.find("chaos::scatter_append: another node found its input invalid"), std::string::npos) << what;
+    }
+  };
+  const std::vector<int> dest{0, me() == odd ? nodes() : 0, 0};
+  expect_refused(what_of([&] { chaos::scatter_append(std::span<const int>(items), std::span<const int>(dest)); }),
+                 "destination node " + std::to_string(nodes()) + " (of item 1) does not exist");
+  const std::vector<int> short_dest(me() == odd ? 2u : 3u, 0);
+  expect_refused(what_of([&] { chaos::scatter_append(std::span<const int>(items), std::span<const int>(short_dest)); }),
+                 "one destination per item is needed (3 items, 2 destinations)");
+  const auto t = chaos::translation_table::block(size);
+  const std::vector<index> element{0, me() == odd ? size : 1, 2};
+  expect_refused(
+      what_of([&] { chaos::scatter_append(t, std::span<const int>(items), std::span<const index>(element)); }),
+      "chaos::translation_table::lookup: global index " + std::to_string(size));
+  // Still in step: a good one moves every item.
+  const std::vector<int> to_zero{0, 0, 0};
+  const auto arrived = chaos::scatter_append(std::span<const int>(items), std::span<const int>(to_zero));
   EXPECT_EQ(arrived.size(), me() == 0 ? 3u * static_cast<std::size_t>(nodes()) : 0u);
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <type_traits>
+#include <string>
 #include <vector>
 
 namespace squall::chaos {
@@ -33,6 +34,15 @@ class exchange_handle {
   std::unique_ptr<state> s_;
 };
 exchange_handle exchange_begin(std::vector<std::vector<std::byte>> outgoing);
+
+namespace detail {
+// exchange_begin, with this node's problem with its input (empty: none) agreed on in the same
+// allreduce as the counts: when any node has one, every node throws usage_error ("api: " and
+// its own problem, or a note that another node found its input invalid) and nothing is sent,
+// so that bad input on one node does not leave the others in an exchange it never joins.
+exchange_handle exchange_begin_checked(std::vector<std::vector<std::byte>> outgoing, const std::string& problem,
+                                       const char* api);
+}  // namespace detail
 
 // Typed form: outgoing[d] is a vector of T.
 template <class T>

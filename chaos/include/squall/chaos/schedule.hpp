@@ -182,20 +182,28 @@ class append_execution {
 };
 
 // Collective. Begins sending each item to node dest[i] (one message per communicating pair).
+// A destination that is not a node, or a count of destinations other than of items, on any
+// node is a usage_error on every node.
 template <class T>
 append_execution<T> scatter_append_begin(std::span<const T> items, std::span<const int> dest) {
   static_assert(std::is_trivially_copyable_v<T>);
-  if (items.size() != dest.size()) throw usage_error("chaos::scatter_append: one destination per item is needed");
+  std::string problem;
   std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(exchange_nodes()));
-  for (std::size_t i = 0; i < items.size(); ++i) {
+  if (items.size() != dest.size()) {
+    problem = "one destination per item is needed (" + std::to_string(items.size()) + " items, " +
+              std::to_string(dest.size()) + " destinations)";
+  }
+  for (std::size_t i = 0; problem.empty() && i < items.size(); ++i) {
     if (dest[i] < 0 || static_cast<std::size_t>(dest[i]) >= out.size()) {
-      throw usage_error("chaos::scatter_append: destination node " + std::to_string(dest[i]) + " does not exist");
+      problem = "destination node " + std::to_string(dest[i]) + " (of item " + std::to_string(i) + ") does not exist";
+      break;
     }
     auto& o = out[static_cast<std::size_t>(dest[i])];
     const auto* bytes = reinterpret_cast<const std::byte*>(&items[i]);
     o.insert(o.end(), bytes, bytes + sizeof(T));
   }
-  return append_execution<T>(exchange_begin(std::move(out)));
+  if (!problem.empty()) out.assign(out.size(), {});
+  return append_execution<T>(detail::exchange_begin_checked(std::move(out), problem, "chaos::scatter_append"));
 }
 
 // Collective. Sends each item to node dest[i] (one message per communicating pair) and
@@ -211,7 +219,18 @@ std::vector<T> scatter_append(std::span<const T> items, std::span<const int> des
 template <class T>
 std::vector<T> scatter_append(const translation_table& table, std::span<const T> items,
                               std::span<const index> dest_global) {
-  const std::vector<location> where = table.lookup(dest_global);
+  std::vector<location> where;
+  std::string problem;
+  try {  // an index out of range (lookup is not collective): refused on every node below
+    where = table.lookup(dest_global);
+  } catch (const usage_error& e) {
+    problem = e.what();
+    if (problem.starts_with("squall: ")) problem.erase(0, 8);  // usage_error adds it again
+  }
+  if (!problem.empty()) {
+    (void)detail::exchange_begin_checked(std::vector<std::vector<std::byte>>(static_cast<std::size_t>(exchange_nodes())),
+                                         problem, "chaos::scatter_append");
+  }
   std::vector<int> dest(where.size());
   for (std::size_t i = 0; i < where.size(); ++i) dest[i] = where[i].owner;
   return scatter_append(items, std::span<const int>(dest));
