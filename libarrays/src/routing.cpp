@@ -3,6 +3,7 @@
 // location state machine (location.hpp) says. Insertions and location news go through it too.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "in_place.hpp"
@@ -301,12 +302,21 @@ void array_state::on_deleted(const message& m, std::string_view) {
 void array_state::flush(entry_rec& e) {
   std::vector<std::string> held;
   held.swap(e.held);
+  // What one of them throws (a one-way entry method, an insertion of an index that exists)
+  // is thrown once the others have run. Thrown at once, it dropped every message held
+  // behind it, already taken out of the entry: lost, without a word.
+  std::exception_ptr failed;
   for (const std::string& bytes : held) {
     const message m = read_message(bytes);
     // A request the home held, whose requester may have been told so: no longer.
     if (e.loc.home && m.h.what == kind::invoke && m.h.a != 0) tell_held(m.h.a, e.k, /*released=*/true);
-    handle(m, bytes);
+    try {
+      handle(m, bytes);
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
   }
+  if (failed) std::rethrow_exception(failed);
 }
 
 void array_state::tell_held(std::uint64_t slot, const key& k, bool released) {
