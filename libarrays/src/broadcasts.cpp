@@ -3,6 +3,7 @@
 // numbers them, so every node sees them in one order; an element carries the number of the
 // last one it received, is skipped by any it already has, and on arriving is brought up to
 // date from the node's record of past broadcasts (kept until the next quiescence).
+#include <exception>
 #include <vector>
 
 #include "runtime.hpp"
@@ -37,22 +38,37 @@ void array_state::on_bcast(const message& m) {
   table_.for_each([&](entry_rec& e) {
     if (e.s && e.s->bcast_count < serial) receivers.push_back(&e);
   });
+  // What an element's method throws is thrown once every receiver has run it: thrown at
+  // once, it left the node's other elements without the broadcast, for good (their count
+  // says nothing of it, and the next broadcast's serial passes it).
+  std::exception_ptr failed;
   for (entry_rec* e : receivers) {
     if (!e->s || e->s->bcast_count >= serial) continue;  // left, or already has it
     e->s->bcast_count = serial;
-    invoke_entry(*e->elem, m.h.id, m.body, nullptr);
-    after_entry(*e);
+    try {
+      invoke_entry(*e->elem, m.h.id, m.body, nullptr);
+      after_entry(*e);
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
   }
+  if (failed) std::rethrow_exception(failed);
 }
 
 void array_state::catch_up(entry_rec& e) {
+  std::exception_ptr failed;  // as on_bcast: the element still gets every later one
   while (e.s && e.s->bcast_count < bcast_seen_) {
     auto next = past_.upper_bound(e.s->bcast_count);
     if (next == past_.end()) break;
     e.s->bcast_count = next->first;
-    invoke_entry(*e.elem, next->second.first, next->second.second, nullptr);
-    after_entry(e);
+    try {
+      invoke_entry(*e.elem, next->second.first, next->second.second, nullptr);
+      after_entry(e);
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
   }
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace squall::arrays::detail

@@ -3,6 +3,9 @@
 // broadcast and reduction counts, and unpacks it into a new object on the destination, which
 // tells the home (the paper's section 4.4); an element in place (in_place.hpp) travels as its
 // slot's bytes and goes on at the same address. The old node keeps a pointer to where it went.
+#include <exception>
+#include <string>
+
 #include "in_place.hpp"
 #include "runtime.hpp"
 
@@ -123,10 +126,22 @@ void array_state::on_migrate(const message& m) {
                               ", does not unpack here (its serialize() threw: " + unpack_failed +
                               "); it is lost, as if deleted");
   }
-  run_hook(e, [](element_base& x) { x.on_migrated(); });
-  catch_up(e);
+  // What on_migrated() or a broadcast it missed throws is thrown last: what the entry held
+  // still runs, and the reductions are still checked.
+  std::exception_ptr failed;
+  try {
+    run_hook(e, [](element_base& x) { x.on_migrated(); });
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  try {
+    catch_up(e);
+  } catch (...) {
+    if (!failed) failed = std::current_exception();
+  }
   if (o.act == action::flush) flush(e);
   check_reductions();
+  if (failed) std::rethrow_exception(failed);
 }
 
 // An element read from a checkpoint, at its home: inserted there with its saved state.
