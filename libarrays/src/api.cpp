@@ -243,9 +243,12 @@ void run_callback(std::uint64_t function_id, std::string_view value) {
 }
 
 void array_state::run_hook(entry_rec& e, void (*hook)(element_base&)) {
-  {
+  try {
     program_code running(e.s.get());
     hook(*e.elem);
+  } catch (...) {
+    after_entry(e);  // as after an entry method that throws (routing.cpp's run_entry)
+    throw;
   }
   after_entry(e);
 }

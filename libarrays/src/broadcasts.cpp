@@ -47,10 +47,10 @@ void array_state::on_bcast(const message& m) {
     e->s->bcast_count = serial;
     try {
       invoke_entry(*e->elem, m.h.id, m.body, nullptr);
-      after_entry(*e);
     } catch (...) {
       if (!failed) failed = std::current_exception();
     }
+    after_entry(*e);  // what it asked for, thrown or not (as a one-way method's)
   }
   if (failed) std::rethrow_exception(failed);
 }
@@ -63,10 +63,10 @@ void array_state::catch_up(entry_rec& e) {
     e.s->bcast_count = next->first;
     try {
       invoke_entry(*e.elem, next->second.first, next->second.second, nullptr);
-      after_entry(e);
     } catch (...) {
       if (!failed) failed = std::current_exception();
     }
+    after_entry(e);
   }
   if (failed) std::rethrow_exception(failed);
 }

@@ -139,7 +139,11 @@ void array_state::on_migrate(const message& m) {
   } catch (...) {
     if (!failed) failed = std::current_exception();
   }
-  if (o.act == action::flush) flush(e);
+  try {
+    if (o.act == action::flush) flush(e);
+  } catch (...) {
+    if (!failed) failed = std::current_exception();
+  }
   check_reductions();
   if (failed) std::rethrow_exception(failed);
 }

@@ -165,12 +165,19 @@ void array_state::on_invoke(const message& m, std::string_view bytes, const entr
       // A request held for an element that does not exist: its requester's get() may say so.
       if (m.h.a != 0 && e.loc.state == location_state::buffering) tell_held(m.h.a, k, /*released=*/false);
       return;
-    case action::create_on_demand:
+    case action::create_on_demand: {
       construct(e, k, e.loc.epoch);
-      flush(e);
+      std::exception_ptr failed;  // what a held message threw: this one still runs, after it
+      try {
+        flush(e);
+      } catch (...) {
+        failed = std::current_exception();
+      }
       if (e.elem) run_entry(e, method, m);
       else on_invoke(m, bytes, method);  // a held message moved it on: route this one again
+      if (failed) std::rethrow_exception(failed);
       return;
+    }
     default: protocol_error("an invoke with an unexpected outcome", m);
   }
 }
@@ -182,7 +189,14 @@ void array_state::run_entry(entry_rec& e, const entry_info* method, const messag
   }
   const std::uint64_t reply_slot = m.h.a;
   if (reply_slot == 0) {
-    invoke_entry(*e.elem, *method, m.body, nullptr);
+    try {
+      invoke_entry(*e.elem, *method, m.body, nullptr);
+    } catch (...) {
+      // A migrate_me or destroy_me it asked for takes effect now, as after a request that
+      // throws: left in the slot, it took effect after whichever method ran next, much later.
+      after_entry(e);
+      throw;
+    }
     return after_entry(e);
   }
   // A request: what the method throws goes to the future, whose get() throws it. Thrown here,

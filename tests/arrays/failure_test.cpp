@@ -55,6 +55,14 @@ struct Counter : arrays::element<arrays::index1d> {
     ++hits;
   }
   void total() { contribute(hits, arrays::sum<std::int64_t>(), arrays::on_every_node<&got_sum>()); }
+  void go_then_throw(int to) {
+    migrate_me(to);
+    throw std::runtime_error("thrown after migrate_me");
+  }
+  void die_then_throw() {
+    destroy_me();
+    throw std::runtime_error("thrown after destroy_me");
+  }
   void boom() { throw std::runtime_error("boom on node " + std::to_string(squall::node())); }
   std::int64_t get() const { return hits; }
   template <class A>
@@ -375,6 +383,35 @@ TEST(ArraysFailure, ABroadcastReachesTheOtherElementsWhenOneThrows) {
   if (me() == 0) a.broadcast<&Counter::total>();
   arrays::quiesce();
   EXPECT_EQ(summed, per_node * nodes() - 1);
+  a.destroy();
+  expect_working();
+}
+
+// The probe's: a migrate_me or destroy_me asked for by a one-way method that then threw
+// stayed in the element's slot, and took effect after whichever method ran on it next, maybe
+// much later (a call that merely touched it deleted it). It takes effect when the method
+// throws, as it does for a request whose method throws.
+TEST(ArraysFailure, AMigrationOrDeletionAskedForBeforeAThrowTakesEffectThen) {
+  if (nodes() < 2) GTEST_SKIP() << "needs two nodes";
+  const int odd = nodes() - 1;
+  auto a = arrays::array<Counter>::create();
+  if (me() == 0) {
+    a.insert(1, 0);
+    a.insert(2, 0);
+    a.insert(3, 0);
+  }
+  arrays::quiesce();
+  if (me() == 0) {
+    a[1].call<&Counter::go_then_throw>(odd);
+    a[2].call<&Counter::die_then_throw>();
+  }
+  EXPECT_NE(quiesce_outcome().kind, "");
+  EXPECT_EQ(quiesce_outcome().kind, "");
+  EXPECT_EQ(a.local_count(), me() == 0 ? 1u : me() == odd ? 1u : 0u);  // 1 moved, 2 deleted
+  EXPECT_EQ(squall::allreduce(static_cast<std::int64_t>(a.local_count())), 2);
+  if (me() == 0) a[1].call<&Counter::inc>();
+  EXPECT_EQ(quiesce_outcome().kind, "");
+  EXPECT_EQ(a.local_count(), me() == 0 ? 1u : me() == odd ? 1u : 0u);  // nothing more happened
   a.destroy();
   expect_working();
 }
