@@ -55,6 +55,7 @@ struct Counter : arrays::element<arrays::index1d> {
     ++hits;
   }
   void total() { contribute(hits, arrays::sum<std::int64_t>(), arrays::on_every_node<&got_sum>()); }
+  void inc_here() { ++hits; }  // creates its element on demand (below)
   void go_then_throw(int to) {
     migrate_me(to);
     throw std::runtime_error("thrown after migrate_me");
@@ -70,6 +71,11 @@ struct Counter : arrays::element<arrays::index1d> {
     ar(hits);
   }
 };
+
+}  // namespace
+template <>
+inline constexpr bool arrays::creates_on_demand<&Counter::inc_here> = true;
+namespace {
 
 // Its load() throws on the node that sets refuse_to_unpack.
 bool refuse_to_unpack = false;
@@ -412,6 +418,26 @@ TEST(ArraysFailure, AMigrationOrDeletionAskedForBeforeAThrowTakesEffectThen) {
   if (me() == 0) a[1].call<&Counter::inc>();
   EXPECT_EQ(quiesce_outcome().kind, "");
   EXPECT_EQ(a.local_count(), me() == 0 ? 1u : me() == odd ? 1u : 0u);  // nothing more happened
+  a.destroy();
+  expect_working();
+}
+
+// The probe's: a message that creates its element on demand first runs what the home held
+// for the index; when one of those threw, the message itself was never delivered.
+TEST(ArraysFailure, AMessageThatCreatesItsElementRunsWhenAHeldOneThrows) {
+  auto a = arrays::array<Counter>::create();
+  if (me() == 0) {
+    a[9].call<&Counter::boom>();     // held at the home: no element, and it creates none
+    a[9].call<&Counter::inc_here>();  // creates it, runs what was held, then itself
+  }
+  EXPECT_NE(quiesce_outcome().kind, "");
+  EXPECT_EQ(quiesce_outcome().kind, "");
+  std::vector<arrays::future<std::int64_t>> asked;
+  if (me() == 0) asked.push_back(a[9].request<&Counter::get>());
+  EXPECT_EQ(quiesce_outcome().kind, "");
+  if (me() == 0) {
+    EXPECT_EQ(asked[0].get(), 1);
+  }
   a.destroy();
   expect_working();
 }
