@@ -33,7 +33,9 @@ void run_until(F&& done) {
 // An entry method or a reduction that throws on a node while it quiesces does not leave the
 // others waiting: that node goes on taking part, and at the end of the wave quiesce throws on
 // every node - the exception itself on the node where it was thrown (the first one, if
-// several were), `node_failed` on the others. A quiesce met by array::destroy() on other
+// several were), `node_failed` on the others. A quiesce that throws ended its wave early:
+// messages may still be in flight or queued (a request answered now may not see them yet);
+// quiesce again for a quiescent point. A quiesce met by array::destroy() on other
 // nodes throws squall::usage_error on every node, as destroy() does there. A quiesce (or
 // destroy()) that other nodes do not reach, on a job of several nodes, says so once on
 // standard error after SQUALL_WAIT_NOTICE_S seconds (60), and goes on waiting.
