@@ -639,6 +639,22 @@ TEST(Launcher, StandardStreamsClosedAtStart) {
   }
 }
 
+// A wrapper between squallrun and the program that closes the descriptors it inherits (as
+// Python's subprocess does by default) takes the job's memory away: the node says so, rather
+// than that it was not started by squallrun, or, the number since naming another file, that
+// the memory cannot be mapped.
+TEST(Launcher, JobDescriptorClosedByAWrapperIsNamed) {
+  for (const std::string redirect : {"<&-", "</dev/null"}) {
+    const auto o = run(squallrun + " -n 2 sh -c 'eval \"exec $SQUALL_JOB_FD" + redirect + "\"; exec " + scenarios +
+                       " stats'");
+    EXPECT_NE(o.status, 0) << redirect << "\n" << o.output;
+    EXPECT_EQ(o.output.find("start the program with squallrun"), std::string::npos) << redirect << "\n" << o.output;
+    EXPECT_EQ(o.output.find("cannot map"), std::string::npos) << redirect << "\n" << o.output;
+    EXPECT_NE(o.output.find("something between squallrun and the program closed it"), std::string::npos)
+        << redirect << "\n" << o.output;
+  }
+}
+
 // The first SIGINT is passed on; nodes that ignore it are killed by the second, and said to
 // be killed by squallrun, not by a signal 9 from elsewhere.
 TEST(Launcher, SecondInterruptKillsNodesThatIgnoreTheFirst) {

@@ -2,6 +2,7 @@
 // squall::init / finalize: attach to the job squallrun made, or bootstrap through the
 // cluster launcher's PMIx server (mpirun), or make a one-node job; read the configuration,
 // connect the transports, start the progress thread.
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -90,6 +91,28 @@ bool started_by_squallrun() {
   return fd_text != nullptr && *fd_text != '\0';
 }
 
+// squallrun hands each node the job's memory as descriptor SQUALL_JOB_FD. Something between
+// squallrun and the program that closes the descriptors it inherits (a wrapper script in
+// Python, whose subprocess closes them unless given pass_fds; a daemon's closefrom) takes it
+// away, and the number may since name another file: say so, rather than that the program
+// was not started by squallrun (it was) or that the memory cannot be mapped.
+void check_job_fd(int fd) {
+  const std::string how = "(a wrapper that closes the descriptors it inherits, as Python's subprocess does unless "
+                          "given pass_fds); let it pass descriptor " + std::to_string(fd) + " on";
+  if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+    fatal("SQUALL_JOB_FD=%d: descriptor %d, the job's memory that squallrun handed this node, is not open: "
+          "something between squallrun and the program closed it %s", fd, fd, how.c_str());
+  }
+  char target[256];
+  const ssize_t len = readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), target, sizeof target - 1);
+  if (len <= 0) return;  // no /proc: job_area::attach checks what it can
+  const std::string file(target, static_cast<std::size_t>(len));
+  if (file.starts_with("/memfd:squall-job")) return;
+  fatal("SQUALL_JOB_FD=%d: descriptor %d is %s, not the job's memory that squallrun handed this node: something "
+        "between squallrun and the program closed it, and the number was used again %s", fd, fd, file.c_str(),
+        how.c_str());
+}
+
 shm::job_area attach_job(int& me, int& n) {
   if (!started_by_squallrun()) {
     me = 0;
@@ -101,6 +124,7 @@ shm::job_area attach_job(int& me, int& n) {
   if (n == 0) fatal("SQUALL_NODES must be set with SQUALL_JOB_FD (start the program with squallrun)");
   me = static_cast<int>(env_int("SQUALL_NODE", -1, 0, n - 1));
   if (me < 0) fatal("SQUALL_NODE must be set with SQUALL_JOB_FD (start the program with squallrun)");
+  check_job_fd(fd);
   auto job = shm::job_area::attach(fd);
   if (job.nodes() != n) fatal("SQUALL_NODES=%d but the job has %d nodes", n, job.nodes());
   return job;
