@@ -3,10 +3,12 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
@@ -18,26 +20,25 @@ namespace {
 // held without bound.
 constexpr std::size_t longest_line = 1 << 16;
 
-// Writes all of `text` to `fd`; the errno of a write that failed, or 0.
-int write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n > 0) {
-      done += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EAGAIN) {  // the launcher's own output may be non-blocking
-      pollfd p{fd, POLLOUT, 0};
-      poll(&p, 1, -1);
-    } else if (n < 0 && errno != EINTR) {
-      return errno;  // nowhere to write: the nodes' output is dropped (and the job fails)
-    }
-  }
-  return 0;
+// Output held for the launcher's stdout or stderr, when it does not take it as fast as the
+// nodes write, before the streams that go there are read no more.
+constexpr std::size_t most_held = 1 << 20;
+
+// The most one write may take without waiting once poll said the file takes more: a pipe's
+// or FIFO's free page takes PIPE_BUF at once; a regular file never waits.
+std::size_t piece_for(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) && isatty(fd) == 0) return 1 << 20;
+  return PIPE_BUF;
 }
 
 }  // namespace
 
 labelled_output::labelled_output(int nodes, int first_node) {
+  for (int k = 0; k < 2; ++k) {
+    outputs_[static_cast<std::size_t>(k)].fd = k == 0 ? STDOUT_FILENO : STDERR_FILENO;
+    outputs_[static_cast<std::size_t>(k)].piece = piece_for(k == 0 ? STDOUT_FILENO : STDERR_FILENO);
+  }
   streams_.resize(static_cast<std::size_t>(2 * nodes));
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     stream& s = streams_[i];
@@ -77,7 +78,8 @@ void labelled_output::started(int local) {
 }
 
 void labelled_output::add_to(std::vector<pollfd>& fds) const {
-  for (const stream& s : streams_) fds.push_back({s.read_fd, POLLIN, 0});
+  for (const stream& s : streams_) fds.push_back({output_of(s).held() < most_held ? s.read_fd : -1, POLLIN, 0});
+  for (std::size_t k = 0; k < outputs_.size(); ++k) fds.push_back({may_write(k) ? outputs_[k].fd : -1, POLLOUT, 0});
 }
 
 void labelled_output::relay(const std::vector<pollfd>& fds, std::size_t first) {
@@ -90,6 +92,9 @@ void labelled_output::relay(const std::vector<pollfd>& fds, std::size_t first) {
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
       end(s);
     }
+  }
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    if (fds[first + streams_.size() + k].revents != 0) write_out(k);
   }
 }
 
@@ -126,8 +131,66 @@ void labelled_output::take(stream& s, const char* data, std::size_t size) {
 }
 
 void labelled_output::put(const stream& s, const std::string& text) {
-  const int error = write_all(s.out_fd, text);
-  if (error != 0 && s.out_fd == STDOUT_FILENO && stdout_error_ == 0) stdout_error_ = error;
+  const std::size_t k = s.out_fd == STDOUT_FILENO ? 0 : 1;
+  output& o = outputs_[k];
+  if (o.failed) return;
+  if (o.done > 0 && o.done >= o.held()) {  // what was written goes once it is the larger part
+    o.text.erase(0, o.done);
+    o.done = 0;
+  }
+  o.text += text;
+  write_out(k);
+}
+
+void labelled_output::write_out(std::size_t k) {
+  output& o = outputs_[k];
+  while (may_write(k)) {
+    pollfd p{o.fd, POLLOUT, 0};
+    if (poll(&p, 1, 0) <= 0) return;  // not yet: relay tries again when poll says so
+    std::size_t size = std::min(o.held(), o.piece);
+    if (size < o.held()) {  // a piece that ends a line, if one ends in it
+      const auto nl = o.text.rfind('\n', o.done + size - 1);
+      if (nl != std::string::npos && nl >= o.done) size = nl + 1 - o.done;
+    }
+    const ssize_t n = write(o.fd, o.text.data() + o.done, size);
+    if (n > 0) {
+      o.done += static_cast<std::size_t>(n);
+      o.mid_line = o.text[o.done - 1] != '\n';
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {  // the launcher's own output may be non-blocking
+      return;
+    } else {  // nowhere to write: the nodes' output is dropped (and the job fails)
+      if (o.fd == STDOUT_FILENO && stdout_error_ == 0) stdout_error_ = n < 0 ? errno : EIO;
+      o.failed = true;
+      o.mid_line = false;
+      o.text.clear();
+      o.done = 0;
+      return;
+    }
+  }
+  if (o.held() == 0) {
+    o.text.clear();
+    o.done = 0;
+  }
+}
+
+bool labelled_output::drain(int wake_fd, const std::function<bool()>& give_up) {
+  for (;;) {
+    std::vector<pollfd> fds{{wake_fd, POLLIN, 0}};
+    for (std::size_t k = 0; k < outputs_.size(); ++k) fds.push_back({may_write(k) ? outputs_[k].fd : -1, POLLOUT, 0});
+    if (fds[1].fd < 0 && fds[2].fd < 0) return true;
+    if (give_up()) {
+      for (output& o : outputs_) {
+        o.text.clear();
+        o.done = 0;
+        o.mid_line = false;
+      }
+      return false;
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return true;
+    for (std::size_t k = 0; k < outputs_.size(); ++k) {
+      if (fds[k + 1].revents != 0) write_out(k);
+    }
+  }
 }
 
 void labelled_output::end(stream& s) {

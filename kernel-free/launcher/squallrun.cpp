@@ -312,7 +312,26 @@ int main(int argc, char** argv) {
   // At the job's end: the terminal comes back to squallrun's group, and the keeper ends.
   control.take_back_terminal();
   keeper.end();
-  if (output) output->finish();
+  if (output) {
+    output->finish();
+    // A reader of squallrun's output that stopped reading holds it here, the job over: an
+    // INT/TERM/HUP now, or a second one (the first went to the nodes), drops the rest.
+    const bool whole = output->drain(signal_fd, [signal_fd] {
+      signalfd_siginfo info;
+      bool now = false;
+      while (read(signal_fd, &info, sizeof info) > 0) {
+        if (info.ssi_signo == SIGINT || info.ssi_signo == SIGTERM || info.ssi_signo == SIGHUP) {
+          ++interrupts;
+          now = true;
+        }
+      }
+      return now || interrupts >= 2;
+    });
+    if (!whole) {
+      std::fprintf(stderr, "squallrun: signalled while the nodes' output waited to be written; the rest of it is dropped\n");
+      if (result == 0) result = 1;
+    }
+  }
   if (job.header().abort.load() != 0 && result == 0) {
     std::fprintf(stderr, "squallrun: the job lost node %d (%s)\n", job.header().lost_node.load(), job.header().reason);
     result = 1;

@@ -584,6 +584,78 @@ TEST(Label, OutputOfALostNodeIsKept) {
   }
 }
 
+// A reader of squallrun's output that stops reading (a pager left waiting, a stalled log
+// collector) must not stop squallrun from answering signals: the first SIGTERM reaches the
+// nodes, which end, and a second one drops the output still waiting and ends squallrun.
+// Before, squallrun waited in its write to the full pipe, and read neither signal.
+TEST(Label, ReaderThatStopsReadingLeavesSignalsAnswered) {
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  char path[] = "/tmp/squall-test-XXXXXX";
+  const int err = mkstemp(path);
+  ASSERT_GE(err, 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    close(out[0]);
+    const std::string command = squallrun + " --label -n 2 sh -c 'echo node pid $$ >&2; exec seq 100000000'";
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  close(err);
+  // However the test ends: squallrun's group killed (its keeper then ends the nodes), the
+  // pipe and the file gone.
+  struct cleanup {
+    pid_t pid;
+    int read_end;
+    const char* path;
+    bool reaped = false;
+    ~cleanup() {
+      if (!reaped) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+      close(read_end);
+      std::remove(path);
+    }
+  } guard{pid, out[0], path};
+  const auto errors = [&path] {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const auto ended_within = [pid](int limit_s, int& status) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+    while (std::chrono::steady_clock::now() < until) {
+      if (waitpid(pid, &status, WNOHANG) == pid) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  };
+  std::vector<int> nodes;
+  for (int i = 0; i < 1500 && nodes.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    nodes.clear();
+    for (const auto& m : squall::test::search_all(errors(), "node pid ([0-9]+)\n")) nodes.push_back(std::stoi(m.groups[1]));
+  }
+  ASSERT_EQ(nodes.size(), 2u) << errors();
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the pipe, and what squallrun holds, fill up
+  kill(pid, SIGTERM);
+  EXPECT_TRUE(all_end(nodes, 20)) << "the nodes still ran 20 s after SIGTERM to squallrun\n" << errors();
+  kill(pid, SIGTERM);
+  int status = 0;
+  const bool ended = ended_within(20, status);
+  guard.reaped = ended;
+  const std::string said = errors();
+  ASSERT_TRUE(ended) << "squallrun still ran 20 s after a second SIGTERM\n" << said;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status << "\n" << said;
+  EXPECT_NE(said.find("the rest of it is dropped"), std::string::npos) << said;
+}
+
 TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
   for (const std::string env : {"SQUALL_AGGREGATION=abc", "SQUALL_AGGREGATION=0", "SQUALL_SPIN_US=-3",
                                  "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2", "SQUALL_QUIET_POLLS=-1",
