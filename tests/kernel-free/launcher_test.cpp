@@ -661,7 +661,8 @@ TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
                                  "SQUALL_STATS=maybe", "SQUALL_PROGRESS_THREAD=2", "SQUALL_QUIET_POLLS=-1",
                                  "SQUALL_LOCK_BIAS=on2", "SQUALL_MAILBOX_DEMOTE=2", "SQUALL_BIND=maybe",
                                  "SQUALL_LIVENESS_S=-1", "SQUALL_LABEL=maybe", "SQUALL_NETWORK=foo",
-                                 "SQUALL_RECORD_WRITES=x", "SQUALL_HOME_VIEWS=2", "SQUALL_REMOTE_READS=x"}) {
+                                 "SQUALL_RECORD_WRITES=x", "SQUALL_HOME_VIEWS=2", "SQUALL_REMOTE_READS=x",
+                                 "SQUALL_TCP_PORT=4100O", "SQUALL_TCP_ADDR=10.0.0", "SQUALL_JOB_SECRET=abc"}) {
     const auto o = run(env + " " + squallrun + " -n 2 " + scenarios + " stats");
     EXPECT_NE(o.status, 0) << env;
     const std::string var = env.substr(0, env.find('='));

@@ -86,6 +86,19 @@ network between_hosts() {
   return SQUALL_HAVE_UCX && host_has_rdma_device() ? network::ucx : network::tcp;
 }
 
+// SQUALL_TCP_ADDR, SQUALL_TCP_PORT and (but under a PMIx launcher, whose node 0 makes the
+// secret) SQUALL_JOB_SECRET are used only by a job with network peers, but checked in every
+// job, as SQUALL_NETWORK is: a bad value is named on the first run, not first on a cluster.
+void check_network_settings(const node_runtime& nd) {
+  if (const char* addr = std::getenv("SQUALL_TCP_ADDR"); addr != nullptr && *addr != '\0') {
+    std::uint32_t ipv4 = 0;
+    if (!tcp::parse_ipv4(addr, ipv4)) fatal("SQUALL_TCP_ADDR must be an IPv4 address (got '%s')", addr);
+  }
+  env_int("SQUALL_TCP_PORT", 0, 0, 65535);
+  const char* secret = std::getenv("SQUALL_JOB_SECRET");
+  if (!nd.pmix && secret != nullptr && *secret != '\0') tcp::secret_from_env();
+}
+
 tcp::endpoint listen_endpoint(int me, bool other_hosts) {
   tcp::endpoint e;
   const char* addr = std::getenv("SQUALL_TCP_ADDR");
@@ -232,6 +245,7 @@ void setup_transports(node_runtime& nd) {
   nd.transport = nd.shm.get();
   const network forced = forced_network();
   network_setting();  // used only by a job spanning hosts, but checked in every job
+  check_network_settings(nd);
   std::vector<bool> far(static_cast<std::size_t>(nd.n));
   bool other_hosts = false, any_far = false;
   for (int i = 0; i < nd.n; ++i) {
