@@ -3,6 +3,7 @@
 // stache::fetch_window at a time, so that their round trips overlap.
 #include <squall/am.hpp>
 #include <squall/error.hpp>
+#include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
 
 #include <string>
@@ -51,6 +52,7 @@ void ask(void* state) {
 }  // namespace
 
 void fetch(std::span<const byte_range> ranges) {
+  squall::detail::require_running("tsm::fetch");
   // Checked before anything is asked, outside the node lock (a usage_error allocates).
   std::vector<block_run> runs;
   for (const byte_range& r : ranges) {

@@ -133,6 +133,7 @@ void free_msg(am::token&, std::uint32_t arena, std::uint64_t at, std::uint64_t b
 }
 
 void* allocate_in(std::uint32_t index, std::size_t bytes) {
+  squall::detail::require_running("tsm::malloc");
   if (heap.base == nullptr) throw usage_error("tsm::malloc called before tsm::init");
   const arena& a = heap.arenas[index];
   // Checked before rounding, which would wrap for sizes near the largest and give a block
@@ -152,6 +153,7 @@ std::uint64_t heap_bytes_from_env() {
 }  // namespace
 
 void init(const options& opt) {
+  squall::detail::require_running("tsm::init");
   if (heap.base != nullptr) throw usage_error("tsm::init called twice");
   const auto n = static_cast<std::uint64_t>(squall::nodes());
   const std::uint64_t size = heap_bytes_from_env();
@@ -194,6 +196,7 @@ bool initialized() { return heap.base != nullptr; }
 void* malloc(std::size_t bytes) { return allocate_in(0, bytes); }
 
 void* malloc(std::size_t bytes, int home) {
+  squall::detail::require_running("tsm::malloc");
   if (home < 0 || home >= squall::nodes()) {
     throw usage_error("tsm::malloc: home node " + std::to_string(home) + " does not exist (nodes are 0.." +
                       std::to_string(squall::nodes() - 1) + ")");
@@ -202,6 +205,7 @@ void* malloc(std::size_t bytes, int home) {
 }
 
 void heap_free(void* p) {
+  squall::detail::require_running("tsm::heap_free");
   auto* b = static_cast<std::byte*>(p);
   std::uint32_t index = 0;
   while (index < heap.arenas.size() &&

@@ -209,6 +209,7 @@ void at_home(std::uint32_t id, std::size_t i) {
 }  // namespace
 
 lock_array::lock_array(std::size_t count) : count_(count) {
+  squall::detail::require_running("tsm::lock_array");
   const auto n = static_cast<std::size_t>(squall::nodes());
   const std::size_t homed_here = count / n + (count % n != 0 ? 1 : 0);
   // Checked before an id is taken or a table built, without wrapping: per lock 4 flags, a
@@ -252,6 +253,7 @@ lock_array::~lock_array() {
 }
 
 void lock_array::acquire(std::size_t i) {
+  squall::detail::require_running("tsm::lock_array::acquire");
   if (i >= count_) throw usage_error("tsm::lock_array::acquire: lock " + std::to_string(i) + " of " + std::to_string(count_));
   lock_table& t = table(id_);
   if (t.owner[i].load(std::memory_order_relaxed) == this_thread()) {
@@ -297,6 +299,7 @@ void lock_array::acquire(std::size_t i) {
 }
 
 void lock_array::release(std::size_t i) {
+  squall::detail::require_running("tsm::lock_array::release");
   if (i >= count_) throw usage_error("tsm::lock_array::release: lock " + std::to_string(i) + " of " + std::to_string(count_));
   lock_table& t = table(id_);
   if (t.owner[i].load(std::memory_order_relaxed) != this_thread()) {

@@ -18,6 +18,7 @@
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
 #include <squall/error.hpp>
+#include <squall/runtime.hpp>
 #include <squall/tsm.hpp>
 #include <squall/tsm/protocol.hpp>
 
@@ -91,6 +92,7 @@ void check_disjoint(std::span<const range_binding> ranges, const char* api) {
 // A TSM segment: a new range of the segment space, or (`adopted`) pages the process has.
 void* make_segment(void* adopted, std::size_t bytes, std::span<const range_binding> ranges, const options& opt,
                    const char* api) {
+  squall::detail::require_running(api);
   detail::check_block_size(opt.block_size, api);
   detail::check_segment_size(bytes, opt.block_size, adopted == nullptr, api);
   const std::size_t blocks = detail::blocks_for(bytes, opt.block_size);
@@ -184,6 +186,7 @@ void* alloc_bound(std::size_t bytes, std::span<const range_binding> ranges, cons
 }
 
 void bind(void* start, std::size_t bytes, protocol& p) {
+  squall::detail::require_running("tsm::bind");
   const memory::segment s = memory::segment_of(start);
   detail::binding& b = detail::binding_of(s, "tsm::bind");
   const range_binding r{static_cast<std::size_t>(static_cast<std::byte*>(start) - s.base()), bytes, &p};
@@ -236,6 +239,7 @@ void* share(void* address, std::size_t bytes, const options& opt) {
 }
 
 void unshare(void* address) {
+  squall::detail::require_running("tsm::unshare");
   auto it = allocations().find(address);
   if (it == allocations().end() || !it->second.shared) {
     throw usage_error("tsm::unshare: the address was not given to tsm::share, or was unshared already");
@@ -251,6 +255,7 @@ void unshare(void* address) {
 }
 
 void free(void* p) {
+  squall::detail::require_running("tsm::free");
   auto it = allocations().find(p);
   if (it == allocations().end() || it->second.shared) {
     throw usage_error("tsm::free: the address was not returned by tsm::alloc, or was freed already");
@@ -265,7 +270,8 @@ counts counts_of(const void* p) {
 }
 
 namespace detail {
-void before_collective() {
+void before_collective(const char* api) {
+  squall::detail::require_running(api);
   std::atomic_signal_fence(std::memory_order_seq_cst);  // no access moves across it
   before_barrier();
 }
@@ -276,7 +282,7 @@ void after_collective() {
 }  // namespace detail
 
 void barrier() {
-  detail::before_collective();
+  detail::before_collective("tsm::barrier");
   squall::barrier();
   detail::after_collective();
 }

@@ -22,6 +22,12 @@ int main(int argc, char** argv) {
   uint64_t* table;
   tsm_locks* locks;
   CHECK(tsm_init() == -1); /* before squall_init: an error, not a crash */
+  /* Each call names itself, not the runtime call it would reach first. */
+  CHECK(strstr(tsm_last_error(), "tsm_init called before squall::init") != NULL);
+  CHECK(tsm_barrier() == -1);
+  CHECK(strstr(tsm_last_error(), "tsm_barrier called before squall::init") != NULL);
+  CHECK(tsm_locks_create(4) == NULL);
+  CHECK(strstr(tsm_last_error(), "tsm_locks_create called before squall::init") != NULL);
   CHECK(squall_init(&argc, &argv) == 0);
   CHECK(tsm_init() == 0);
   me = tsm_node();
@@ -85,5 +91,9 @@ int main(int argc, char** argv) {
   }
   CHECK(tsm_locks_destroy(locks) == 0);
   CHECK(squall_finalize() == 0);
+  CHECK(tsm_malloc(10) == NULL);
+  CHECK(strstr(tsm_last_error(), "tsm_malloc called after squall::finalize") != NULL);
+  CHECK(tsm_barrier() == -1);
+  CHECK(strstr(tsm_last_error(), "tsm_barrier called after squall::finalize") != NULL);
   return 0;
 }

@@ -4,6 +4,9 @@
 // cause.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
 
@@ -42,6 +45,43 @@ TEST(TsmDeathTest, AMissAfterFinalizeSaysSo) {
         (void)p[10];
       },
       "a read of block 0 of the TSM segment at 0x[0-9a-f]+ after squall::finalize");
+}
+
+// Runs f, which must throw usage_error; prints its message on standard error.
+template <class F>
+void say_usage_error(F&& f) {
+  try {
+    f();
+    std::fprintf(stderr, "no usage_error\n");
+  } catch (const squall::usage_error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+// TSM calls after squall::finalize name themselves, not the runtime call they reached first
+// ("am::run_locked called after squall::finalize"). A death test: the runtime stays stopped.
+TEST(TsmDeathTest, CallsAfterFinalizeNameThemselves) {
+  EXPECT_EXIT(
+      {
+        auto* x = squall::tsm::alloc<int>(10);
+        squall::tsm::init();
+        void* h = squall::tsm::malloc(100);
+        squall::finalize();
+        say_usage_error([] { squall::tsm::barrier(); });
+        say_usage_error([] { (void)squall::tsm::malloc(10); });
+        say_usage_error([&] { squall::tsm::heap_free(h); });
+        say_usage_error([&] { squall::tsm::free(x); });
+        say_usage_error([] { squall::tsm::lock_array locks(4); });
+        say_usage_error([] { (void)squall::tsm::allreduce(1, squall::op::sum{}); });
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "tsm::barrier called after squall::finalize.*"
+      "tsm::malloc called after squall::finalize.*"
+      "tsm::heap_free called after squall::finalize.*"
+      "tsm::free called after squall::finalize.*"
+      "tsm::lock_array called after squall::finalize.*"
+      "tsm::allreduce called after squall::finalize");
 }
 
 }  // namespace

@@ -26,6 +26,13 @@ int processors();
 // (SQUALL_WAIT_NOTICE_S, read once at init; 0: never): for a layer's own waits to say so alike.
 int wait_notice_seconds();
 
+namespace detail {
+// usage_error "<api> called before squall::init" (or "after squall::finalize") unless the
+// runtime runs: the layers above check once at their own entry points, so that the message
+// names the call the program made, not the runtime call it reached first.
+void require_running(const char* api);
+}  // namespace detail
+
 // RAII form: init in the constructor, finalize in the destructor.
 class runtime {
  public:

@@ -310,4 +310,6 @@ int processors() { return rt::require("squall::processors").processors; }
 
 int wait_notice_seconds() { return rt::require("squall::wait_notice_seconds").config.wait_notice_s; }
 
+void detail::require_running(const char* api) { (void)rt::require(api); }
+
 }  // namespace squall

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* Transparent shared memory from C (see squall/tsm.hpp for the model). Start the runtime
  * with squall_init first. Calls return 0 (or a pointer) on success and -1 (or NULL) on
- * error, with the reason in tsm_last_error(). */
+ * error, with the reason in tsm_last_error(); a call before squall_init or after
+ * squall_finalize says so, naming itself ("tsm_barrier called before squall::init"). */
 #ifndef SQUALL_TSM_H
 #define SQUALL_TSM_H
 

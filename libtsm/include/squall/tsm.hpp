@@ -160,12 +160,12 @@ void barrier();
 // operator, as squall::allreduce), the same result on every node. Orders memory like
 // barrier(): every TSM access before it, on any node, comes before every access after it.
 namespace detail {
-void before_collective();
+void before_collective(const char* api);  // usage_error naming `api` unless the runtime runs
 void after_collective();
 }  // namespace detail
 template <class T, class Op>
 T allreduce(T value, Op op) {
-  detail::before_collective();
+  detail::before_collective("tsm::allreduce");
   const T result = squall::allreduce(value, op);
   detail::after_collective();
   return result;
