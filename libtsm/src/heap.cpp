@@ -205,6 +205,7 @@ void* malloc(std::size_t bytes, int home) {
 }
 
 void heap_free(void* p) {
+  if (p == nullptr) return;  // as free(NULL)
   squall::detail::require_running("tsm::heap_free");
   auto* b = static_cast<std::byte*>(p);
   std::uint32_t index = 0;

@@ -255,6 +255,7 @@ void unshare(void* address) {
 }
 
 void free(void* p) {
+  if (p == nullptr) return;  // as free(NULL), on every node
   squall::detail::require_running("tsm::free");
   auto it = allocations().find(p);
   if (it == allocations().end() || it->second.shared) {

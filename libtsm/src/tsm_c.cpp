@@ -59,7 +59,10 @@ void* tsm_malloc(size_t bytes) {
   return guarded("tsm_malloc", [&] { p = squall::tsm::malloc(bytes); }) == 0 ? p : nullptr;
 }
 
-int tsm_free(void* p) { return guarded("tsm_free", [&] { squall::tsm::heap_free(p); }); }
+int tsm_free(void* p) {
+  if (p == nullptr) return 0;  // as free(NULL), whether the runtime runs or not
+  return guarded("tsm_free", [&] { squall::tsm::heap_free(p); });
+}
 
 tsm_locks* tsm_locks_create(size_t count) {
   tsm_locks* l = nullptr;

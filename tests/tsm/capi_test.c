@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
     CHECK(tsm_free(table) == -1); /* twice */
   }
   CHECK(tsm_free(&me) == -1); /* not in the heap */
+  CHECK(tsm_free(NULL) == 0);  /* as free(NULL) */
   CHECK(tsm_malloc((size_t)-1) == NULL); /* refused, not rounded to a small block */
   CHECK(strstr(tsm_last_error(), "no room for 18446744073709551615 bytes") != NULL);
   {

@@ -141,4 +141,12 @@ TEST(Heap, MistakesAreReported) {
   tsm::barrier();
 }
 
+// As free(NULL): nothing to free, no error (tsm::free is collective, and every node passes null).
+TEST(Heap, FreeingNullDoesNothing) {
+  ensure_heap();
+  EXPECT_NO_THROW(tsm::heap_free(nullptr));
+  EXPECT_NO_THROW(tsm::free(nullptr));
+  tsm::barrier();
+}
+
 }  // namespace

@@ -14,7 +14,7 @@ extern "C" {
 
 int tsm_init(void);                    /* collective: makes the shared heap */
 void* tsm_malloc(size_t bytes);        /* any node, any time after tsm_init */
-int tsm_free(void* p);                 /* memory tsm_malloc returned */
+int tsm_free(void* p);                 /* memory tsm_malloc returned; NULL: nothing, returns 0 */
 
 typedef struct tsm_locks tsm_locks;
 tsm_locks* tsm_locks_create(size_t count);  /* collective; lock i lives at node i % nodes */

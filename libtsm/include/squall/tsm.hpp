@@ -72,7 +72,8 @@ T* alloc(std::size_t count, const options& opt = {}) {
   if (count > SIZE_MAX / sizeof(T)) detail::too_many_elements(count, sizeof(T));
   return static_cast<T*>(alloc_bytes(count * sizeof(T), opt));
 }
-// Collective: frees what alloc returned (usage_error for anything else, or twice).
+// Collective: frees what alloc returned (usage_error for anything else, or twice); nullptr
+// does nothing, as for free().
 void free(void* p);
 
 // Collective: makes pages this process already has at `address` (the same on every node,
@@ -93,7 +94,9 @@ void* malloc(std::size_t bytes);
 // The same, with every block of it homed at node `home`: from the placed heap, a part of
 // the heap's size divided among the nodes.
 void* malloc(std::size_t bytes, int home);
-void heap_free(void* p);  // usage_error for an address malloc did not return, or freed twice
+// usage_error for an address malloc did not return, or freed twice; nullptr does nothing, as
+// for free().
+void heap_free(void* p);
 
 // Protocol counts of this node for the segment holding p (usage_error if none does).
 struct counts {
