@@ -17,11 +17,14 @@
 //
 // Tags: Invalid (no access), ReadOnly, ReadWrite. An access its block's tag forbids calls
 // the bound protocol's read_fault or write_fault with the block; the access is retried when
-// the handler returns, and the handler must have raised the tag by then. Handlers run one at
-// a time with the node's message handlers. By default they run in the faulting thread inside
-// a SIGBUS handler (SQUALL_FAULT_PATH=sigbus), else in a fault-handling thread
-// (SQUALL_FAULT_PATH=thread); on the SIGBUS path a handler must not allocate, use stdio, or
-// take a lock the interrupted code may hold, and must not touch any application view.
+// the handler returns, and the handler must have raised the tag by then. It must not throw:
+// no exception can reach the faulting access, so one that leaves a handler ends the process
+// with a message naming the handler, the block, the segment and the exception's what().
+// Handlers run one at a time with the node's message handlers. By default they run in the
+// faulting thread inside a SIGBUS handler (SQUALL_FAULT_PATH=sigbus), else in a
+// fault-handling thread (SQUALL_FAULT_PATH=thread); on the SIGBUS path a handler must not
+// allocate, use stdio, or take a lock the interrupted code may hold, and must not touch any
+// application view.
 // A fault handler may send active messages and wait for replies (am::wait_until, am::call):
 // message handlers, the protocol's own included, run while it waits, so the protocol's
 // state may change meanwhile. Faults of one node are served one at a time, so a node has

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
@@ -162,6 +163,29 @@ void serve_fault(segment_state& s, block_index b, bool write, int faulter) {
 
 namespace {
 
+// An exception left the protocol's fault handler: it cannot reach the faulting access (a
+// signal handler or another thread ran the handler), so the node ends, saying whose it was.
+// Before, the node ended through std::terminate with only the exception's what().
+[[noreturn]] void handler_threw(const segment_state& s, block_index b, bool write, const char* what) {
+  fatal_in_signal("the protocol's %s fault handler threw for block %zu of the segment at %p: %s (a fault "
+                  "handler cannot throw to the faulting access: it must raise the tag, or end the program)",
+                  write ? "write" : "read", b, static_cast<void*>(s.app), what);
+}
+
+void run_handler(protocol& p, segment_state& s, block_index b, bool write) {
+  try {
+    if (write) {
+      p.write_fault(segment_builder::handle(s), b);
+    } else {
+      p.read_fault(segment_builder::handle(s), b);
+    }
+  } catch (const std::exception& e) {
+    handler_threw(s, b, write, e.what());
+  } catch (...) {
+    handler_threw(s, b, write, "an exception that is not a std::exception");
+  }
+}
+
 // serve_fault once the run around b was filled, but for the mapping of what the handler
 // raised in runs (deferred_maps.hpp), left to the caller.
 void serve_filled(segment_state& s, block_index b, bool write, int faulter) {
@@ -190,11 +214,7 @@ void serve_filled(segment_state& s, block_index b, bool write, int faulter) {
   const std::int64_t start = now_ns();
   {
     mapping_deferred after_the_locks;  // runs it raises are mapped by map_deferred
-    if (write) {
-      p->write_fault(segment_builder::handle(s), b);
-    } else {
-      p->read_fault(segment_builder::handle(s), b);
-    }
+    run_handler(*p, s, b, write);
   }
   count(fault_handler_ns, static_cast<std::uint64_t>(now_ns() - start));
   --handlers_running;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,31 @@ TEST(BadInputDeathTest, FaultWithoutAProtocol) {
         memory::testing::touch_write(s.base());
       },
       ::testing::ExitedWithCode(1), "write of block 0 .* faulted \\(tag ReadOnly\\), but no protocol is bound");
+}
+
+struct throwing_protocol : memory::protocol {
+  void read_fault(memory::segment, memory::block_index) override { throw std::runtime_error("boom in read"); }
+  void write_fault(memory::segment, memory::block_index) override { throw std::runtime_error("boom in write"); }
+};
+
+// Before, the node ended through std::terminate, saying only "boom": not whose it was.
+TEST(BadInputDeathTest, HandlerThatThrows) {
+  EXPECT_EXIT(
+      {
+        throwing_protocol p;
+        auto s = memory::allocate(2 * page, {.handler = &p, .initial = tag::invalid});
+        memory::testing::touch_write(s.address_of(1));
+      },
+      ::testing::ExitedWithCode(1),
+      "the protocol's write fault handler threw for block 1 of the segment at 0x[0-9a-f]+: boom in write "
+      "\\(a fault handler cannot throw to the faulting access");
+  EXPECT_EXIT(
+      {
+        throwing_protocol p;
+        auto s = memory::allocate(2 * page, {.handler = &p, .initial = tag::invalid});
+        memory::testing::touch_read(s.base());
+      },
+      ::testing::ExitedWithCode(1), "the protocol's read fault handler threw for block 0 .*: boom in read");
 }
 
 struct app_view_toucher : memory::protocol {
