@@ -20,9 +20,9 @@ bool power_of_two(std::size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
 void check_block_size(std::size_t block_size, const char* api) {
-  if (!power_of_two(block_size) || block_size < 4096) {
-    throw usage_error(std::string(api) + ": the block size must be a power of two of at least 4096 bytes (got " +
-                      std::to_string(block_size) + ")");
+  if (!power_of_two(block_size) || block_size < 4096 || block_size > max_block_size) {
+    throw usage_error(std::string(api) + ": the block size must be a power of two from 4096 bytes to " +
+                      std::to_string(max_block_size >> 20) + " MiB (got " + std::to_string(block_size) + ")");
   }
 }
 

@@ -63,6 +63,14 @@ TEST(Sizes, SegmentsBeyondTheRangeOrMemoryAreRefusedBeforeTheyAreBuilt) {
   tsm::free(x);
 }
 
+// A block above tsm::max_block_size (64 MiB) is refused, whatever the size: before, 40 bytes in
+// a 2 GiB block took 31 s and 8 GB. (128 MiB here, so that an unchecked one stays cheap.)
+TEST(Sizes, BlocksAboveTheLargestAreRefused) {
+  refused_in_bounded_memory([] { tsm::alloc<int>(10, {.block_size = 2 * tsm::max_block_size}); },
+                            "alloc<int>(10) in blocks of 128 MiB",
+                            "the block size must be a power of two from 4096 bytes to 64 MiB (got 134217728)");
+}
+
 TEST(Sizes, ProtocolStateBeyondAQuarterOfTheHostsMemoryIsRefused) {
   // Memory the program has (no range to exceed) of 64 times the host's memory: a block of
   // 4096 bytes per 64 bytes of memory, each needing more than 16 bytes of state.

@@ -46,8 +46,15 @@
 
 namespace squall::tsm {
 
+// The largest block (coherence unit): 64 MiB. Each miss moves a whole block, the protocol
+// keeps copies of one, and a segment takes its bytes plus up to 15 blocks (its colour) of the
+// segment range, aligned to the block: a 2 GiB block for 40 bytes took 31 s and 8 GB.
+inline constexpr std::size_t max_block_size = std::size_t{64} << 20;
+
 struct options {
-  std::size_t block_size = 4096;  // coherence unit: a power of two, one page or more
+  // Coherence unit: a power of two from one page (4096 bytes) to max_block_size (64 MiB);
+  // usage_error for any other.
+  std::size_t block_size = 4096;
   memory::home_policy homes = memory::home_policy::round_robin();
   // The protocol of every block, by name: "stache", or one registered with
   // register_protocol_maker (squall/tsm/protocol.hpp), such as libxsm's "multiple-writer".
@@ -63,7 +70,8 @@ struct options {
 void* alloc_bytes(std::size_t bytes, const options& opt = {});
 namespace detail {
 [[noreturn]] void too_many_elements(std::size_t count, std::size_t element_size);  // usage_error
-// usage_error, naming `api`, unless `block_size` is a power of two of at least 4096 bytes.
+// usage_error, naming `api`, unless `block_size` is a power of two from 4096 bytes to
+// max_block_size.
 void check_block_size(std::size_t block_size, const char* api);
 }
 template <class T>
