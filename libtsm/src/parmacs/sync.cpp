@@ -230,6 +230,11 @@ void start_sync() {
 
 void stop_sync() { locks.reset(); }  // collective (a fence), before the runtime stops
 
+namespace {
+// "process" or "processes", for the messages.
+const char* plural_es(long count) { return count == 1 ? "" : "es"; }
+}  // namespace
+
 void check_barriers() {
   const long running = running_processes();
   // Main running free may still CREATE the workers a barrier waits for (CREATE(f) in a loop):
@@ -238,17 +243,17 @@ void check_barriers() {
   for (std::size_t i = 0; i < node0->used && !more_may_start; ++i) {
     const object& o = node0->objects[i];
     if (o.what == kind::barrier && o.arrived > 0 && o.episode > running) {
-      fail("BARRIER waits for %ld processes, but only %ld are running (main, unless it waits in WAIT_FOR_END "
+      fail("BARRIER waits for %ld process%s, but only %ld %s running (main, unless it waits in WAIT_FOR_END "
            "or has ended, and the workers CREATE started); %ld arrived",
-           o.episode, running, o.arrived);
+           o.episode, plural_es(o.episode), running, running == 1 ? "is" : "are", o.arrived);
     }
   }
   // Every process that could still release a waiter waits itself (a process in LOCK is not
   // seen here, so this is a sure deadlock, though not every one).
   if (running > 0 && node0->waiting == running) {
     fail("every running process waits in a BARRIER or WAITPAUSE that only another process could end (%ld "
-         "processes: main unless it waits in WAIT_FOR_END or has ended, and the workers)",
-         running);
+         "process%s: main unless it waits in WAIT_FOR_END or has ended, and the workers)",
+         running, plural_es(running));
   }
 }
 

@@ -123,9 +123,10 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
       {"malloc", 2, "no room for 1099511627776 bytes in the shared heap"},
       {"malloc-wrap", 2, "G_MALLOC or NU_MALLOC: squall: tsm::malloc: no room for 18446744073709551615 bytes"},
       {"create", 4, "CREATE: the program starts more workers than the 3 place(s) besides main (4 node(s), 1 worker(s) per node); run squallrun -n 64,"},
-      {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 are running"},
+      {"barrier-count", 2, "BARRIER waits for 3 processes, but only 1 is running"},
       {"barrier-late", 4, "BARRIER waits for 4 processes, but only 3 are running"},
       {"pause-deadlock", 3, "every running process waits in a BARRIER or WAITPAUSE"},
+      {"pause-deadlock", 1, "(1 process: main unless it waits in WAIT_FOR_END"},
   };
   for (const auto& c : cases) {
     const auto r = run(job(c.nodes, "-p " + std::to_string(c.nodes) + " -bad " + c.bad), 60);
