@@ -7,6 +7,8 @@
 #include <squall/runtime.hpp>
 
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <span>
 #include <string>
 
@@ -274,7 +276,19 @@ std::uint32_t element_base::array_id() const {
   return slot_->array->id();
 }
 
-void element_base::add_load(double seconds) { detail::slot_of(*this, "add_load").load_s += seconds; }
+// A NaN, infinite or negative load would pass through at_sync's sums unnoticed (its report
+// said "avg nan"), so it is refused here, where the element that gave it is known.
+void element_base::add_load(double seconds) {
+  detail::slot& s = detail::slot_of(*this, "add_load");
+  if (!std::isfinite(seconds) || seconds < 0) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", seconds);
+    throw squall::usage_error("libarrays: add_load(" + std::string(value) + ") by element " + s.array->index_text(s.k) +
+                              " of array " + std::to_string(s.array->id()) +
+                              ": a load is a finite number of seconds, 0 or more");
+  }
+  s.load_s += seconds;
+}
 
 void element_base::destroy_me() { detail::slot_of(*this, "destroy_me").destroy = true; }
 

@@ -10,7 +10,9 @@
 #include <squall/runtime.hpp>
 #include <squall/stats.hpp>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <utility>
@@ -35,6 +37,7 @@ struct Cell : arrays::element<arrays::index1d> {
                arrays::on_root<&got_sum>());
   }
   void go(int to) { migrate_me(to); }
+  void load(double seconds) { add_load(seconds); }
   void wait_inside() { arrays::quiesce(); }
   template <class A>
   void serialize(A& ar) {
@@ -125,6 +128,22 @@ TEST(ArraysErrors, MigratingToANodeOutsideTheJobIsRefused) {
   arrays::quiesce();
   const std::string what = error_of([&] { a[2].call<&Cell::go>(squall::nodes() + 3); });
   EXPECT_NE(what.find("migrate_me"), std::string::npos) << what;
+}
+
+// The probe's: NaN, an infinity or a negative load was taken, and at_sync then reported
+// "avg nan" and "max_before 0" without complaint.
+TEST(ArraysErrors, ALoadThatIsNotAFiniteNumberOfSecondsIsRefused) {
+  auto a = arrays::array<Cell>::create();
+  a.insert(6);
+  arrays::quiesce();
+  for (const auto& [load, text] : std::vector<std::pair<double, std::string>>{
+           {std::nan(""), "nan"}, {std::numeric_limits<double>::infinity(), "inf"}, {-1e9, "-1e+09"}}) {
+    const std::string what = error_of([&] { a[6].call<&Cell::load>(load); });
+    EXPECT_NE(what.find("add_load(" + text + ") by element (6) of array"), std::string::npos) << what;
+  }
+  a[6].call<&Cell::load>(0.5);  // a finite one, 0 or more, is taken
+  arrays::quiesce();
+  a.for_each_local([](Cell& c) { EXPECT_EQ(c.measured_load(), 0.5); });
 }
 
 TEST(ArraysErrors, WaitingInsideAnEntryMethodIsRefused) {

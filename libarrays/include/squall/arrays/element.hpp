@@ -59,6 +59,8 @@ class element_base {
   // time its entry methods ran (when its array measures its load), plus what the program added (its own estimate, e.g. a cost
   // model that does not depend on the machine's noise).
   double measured_load() const;
+  // `seconds` must be finite and not negative: NaN, an infinity or a negative value is a
+  // squall::usage_error naming the element and the value (thrown in the entry method).
   void add_load(double seconds);
 
   // Called on the new node right after the element arrived by migration (and before any
