@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <squall/chaos/exchange.hpp>
+#include <squall/chaos/types.hpp>
 
 #include <squall/am.hpp>
 #include <squall/collectives.hpp>
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 
 #include "call_order.hpp"
 #include "counters.hpp"
@@ -48,11 +50,15 @@ struct exchange_handle::state {
 
 exchange_handle::exchange_handle() = default;
 exchange_handle::exchange_handle(std::unique_ptr<state> s) : s_(std::move(s)) {}
-exchange_handle::exchange_handle(exchange_handle&&) noexcept = default;
+exchange_handle::exchange_handle(exchange_handle&& o) noexcept : s_(std::move(o.s_)), moved_from_(o.moved_from_) {
+  o.moved_from_ = true;
+}
 exchange_handle& exchange_handle::operator=(exchange_handle&& o) noexcept {
   if (this != &o) {
     if (s_) end();
     s_ = std::move(o.s_);
+    moved_from_ = o.moved_from_;
+    o.moved_from_ = true;
   }
   return *this;
 }
@@ -102,8 +108,9 @@ exchange_handle detail::exchange_begin_checked(std::vector<std::vector<std::byte
   return exchange_handle(std::move(s));
 }
 
-std::vector<std::vector<std::byte>> exchange_handle::end() {
-  if (!s_) throw usage_error("chaos::exchange_handle::end: the exchange was already ended");
+std::vector<std::vector<std::byte>> exchange_handle::end(const char* api) {
+  if (moved_from_) detail::used_after_move(api);
+  if (!s_) throw usage_error(std::string(api) + "::end: the exchange was already ended");
   const std::unique_ptr<state> s = std::move(s_);
   const int n = squall::nodes(), me = squall::node();
   std::vector<std::vector<std::byte>> incoming(static_cast<std::size_t>(n));

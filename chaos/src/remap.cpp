@@ -21,8 +21,13 @@ struct remap_plan::state {
 remap_plan::remap_plan(remap_plan&&) noexcept = default;
 remap_plan& remap_plan::operator=(remap_plan&&) noexcept = default;
 remap_plan::~remap_plan() = default;
-index remap_plan::from_size() const { return s_->from_size; }
-index remap_plan::to_size() const { return s_->to_size; }
+// Only a plan moved from has no state: the constructor always makes one.
+const remap_plan::state& remap_plan::checked() const {
+  if (!s_) [[unlikely]] detail::used_after_move("chaos::remap_plan");
+  return *s_;
+}
+index remap_plan::from_size() const { return checked().from_size; }
+index remap_plan::to_size() const { return checked().to_size; }
 
 remap_plan::remap_plan(const translation_table& from, const translation_table& to) : s_(std::make_unique<state>()) {
   std::string problem;
@@ -49,15 +54,16 @@ remap_plan::remap_plan(const translation_table& from, const translation_table& t
 }
 
 void remap_plan::apply_bytes(detail::array_ref in, detail::array_ref out) const {
-  if (in.count != static_cast<std::size_t>(s_->from_size) || out.count != static_cast<std::size_t>(s_->to_size)) {
+  const state& s = checked();
+  if (in.count != static_cast<std::size_t>(s.from_size) || out.count != static_cast<std::size_t>(s.to_size)) {
     throw usage_error("chaos::remap_plan::apply: the arrays hold " + std::to_string(in.count) + " and " +
                       std::to_string(out.count) + " elements; this node's part needs " +
-                      std::to_string(s_->from_size) + " before and " + std::to_string(s_->to_size) + " after");
+                      std::to_string(s.from_size) + " before and " + std::to_string(s.to_size) + " after");
   }
   if (in.type_hash != out.type_hash || in.elem_size != out.elem_size) {
     throw usage_error("chaos::remap_plan::apply: the arrays hold elements of different types");
   }
-  detail::end(detail::begin_pattern(s_->pat, {in, out, nullptr, false, detail::call_kind::remap}));
+  detail::end(detail::begin_pattern(s.pat, {in, out, nullptr, false, detail::call_kind::remap}));
 }
 
 std::vector<index> owned_after(const translation_table& table, std::span<const int> new_owner) {

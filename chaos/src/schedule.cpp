@@ -13,18 +13,25 @@ namespace squall::chaos {
 
 schedule::schedule() = default;
 schedule::schedule(std::shared_ptr<state> s) : s_(std::move(s)) {}
-schedule::schedule(schedule&&) noexcept = default;
-schedule& schedule::operator=(schedule&&) noexcept = default;
+schedule::schedule(schedule&& o) noexcept : s_(std::move(o.s_)), moved_from_(o.moved_from_) { o.moved_from_ = true; }
+schedule& schedule::operator=(schedule&& o) noexcept {
+  if (this != &o) {
+    s_ = std::move(o.s_);
+    moved_from_ = o.moved_from_;
+    o.moved_from_ = true;
+  }
+  return *this;
+}
 schedule::~schedule() = default;
 
-index schedule::local_size() const { return s_ ? s_->local_size : 0; }
-index schedule::ghost_begin() const { return s_ ? s_->ghost_begin : 0; }
-index schedule::ghost_end() const { return s_ ? s_->ghost_end : 0; }
-bool schedule::empty() const { return !s_ || s_->pat->peers.empty(); }
+index schedule::local_size() const { return internals() ? s_->local_size : 0; }
+index schedule::ghost_begin() const { return internals() ? s_->ghost_begin : 0; }
+index schedule::ghost_end() const { return internals() ? s_->ghost_end : 0; }
+bool schedule::empty() const { return !internals() || s_->pat->peers.empty(); }
 
 schedule_figures schedule::figures() const {
   schedule_figures f;
-  if (!s_) return f;
+  if (!internals()) return f;
   for (const auto& q : s_->pat->peers) {
     f.peers_sent_to += !q.send.empty();
     f.peers_received_from += !q.recv.empty();
@@ -83,14 +90,21 @@ schedule merge(const schedule& a, const schedule& b) {
 
 execution& execution::operator=(execution&& o) noexcept {
   if (this != &o) {
-    end();
+    finish();
     p_ = o.p_;
+    moved_from_ = o.moved_from_;
     o.p_ = nullptr;
+    o.moved_from_ = true;
   }
   return *this;
 }
 
 void execution::end() {
+  if (moved_from_) detail::used_after_move("chaos::execution");
+  finish();
+}
+
+void execution::finish() {
   detail::pending* p = p_;
   p_ = nullptr;
   detail::end(p);
@@ -99,7 +113,7 @@ void execution::end() {
 namespace detail {
 
 pending* begin(const schedule& s, direction d, array_ref a, combine_fn op) {
-  if (!s.internals()) return nullptr;
+  if (!s.internals()) return nullptr;  // empty: moves nothing (moved from: internals() throws)
   const auto& st = *s.internals();
   if (a.count < static_cast<std::size_t>(st.ghost_end)) {
     throw usage_error("chaos: the data array holds " + std::to_string(a.count) + " elements; the schedule needs " +

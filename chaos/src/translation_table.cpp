@@ -247,13 +247,19 @@ translation_table translation_table::block(index global_size, table_mode mode) {
   return translation_table(owned, global_size, mode);
 }
 
-index translation_table::global_size() const { return s_->global_size; }
-index translation_table::local_size() const { return static_cast<index>(s_->owned.size()); }
-table_mode translation_table::mode() const { return s_->mode; }
-std::span<const index> translation_table::owned() const { return s_->owned; }
+// Only a table moved from has no state: the constructors always make one.
+const translation_table::state& translation_table::checked() const {
+  if (!s_) [[unlikely]] detail::used_after_move("chaos::translation_table");
+  return *s_;
+}
+
+index translation_table::global_size() const { return checked().global_size; }
+index translation_table::local_size() const { return static_cast<index>(checked().owned.size()); }
+table_mode translation_table::mode() const { return checked().mode; }
+std::span<const index> translation_table::owned() const { return checked().owned; }
 
 std::size_t translation_table::memory_bytes() const {
-  return s_->entries.capacity() * sizeof(location) + s_->owned.capacity() * sizeof(index);
+  return checked().entries.capacity() * sizeof(location) + checked().owned.capacity() * sizeof(index);
 }
 
 std::vector<location> translation_table::lookup(std::span<const index> globals) const {
@@ -264,7 +270,7 @@ std::vector<location> translation_table::lookup(std::span<const index> globals) 
 
 void translation_table::lookup(std::span<const index> globals, std::span<location> out) const {
   constexpr const char* api = "chaos::translation_table::lookup";
-  const state& s = *s_;
+  const state& s = checked();
   if (out.size() != globals.size()) throw usage_error(std::string(api) + ": one output per index is needed");
   for (index g : globals) {
     if (g < 0 || g >= s.global_size) bad_global(api, g, s.global_size);

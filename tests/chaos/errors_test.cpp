@@ -4,9 +4,11 @@
 // single node makes (lookups) are local.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <squall/chaos/remap.hpp>
@@ -24,6 +26,24 @@ namespace {
 using squall::chaos::index;  // not ::index from <strings.h>
 
 constexpr index size = 1000;
+
+// What `use` throws (empty if it throws nothing).
+template <class F>
+std::string usage_error_of(F&& use) {
+  try {
+    use();
+  } catch (const usage_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// `use` of a handle of `type` that was moved from is refused, naming the mistake.
+template <class F>
+void expect_moved_from(const std::string& type, F&& use, const char* what) {
+  const std::string error = usage_error_of(use);
+  EXPECT_NE(error.find("a " + type + " that was moved from"), std::string::npos) << what << ": " << error;
+}
 
 class Errors : public testing::TestWithParam<table_mode> {
  protected:
@@ -223,7 +243,84 @@ TEST_P(Errors, GlobalSizesThatDifferBetweenNodes) {
                       "chaos::translation_table: the global size differs between nodes (1000 on some, 1001 on others)");
 }
 
+// The probe's: a schedule moved from acted as an empty one, so its node skipped the gather
+// the others waited in and the job ended "out of step", naming no cause. Its use now throws
+// on its node before the call is numbered; every node makes the mistake here, so the nodes
+// stay in step.
+TEST_P(Errors, ScheduleMovedFrom) {
+  const auto d = random_distribution(size, nodes(), 124);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto refs = references(d, me(), 500, refs::mixed, 124);
+  auto s = chaos::inspect(t, {std::span<index>(refs)});
+  std::vector<std::int64_t> data(static_cast<std::size_t>(s.ghost_end()));
+  const auto span = std::span<std::int64_t>(data);
+  auto moved = std::move(s);
+  expect_moved_from("chaos::schedule", [&] { chaos::gather(s, span); }, "gather");
+  expect_moved_from("chaos::schedule", [&] { chaos::scatter(s, span); }, "scatter");
+  expect_moved_from("chaos::schedule", [&] { chaos::scatter_op(s, span); }, "scatter_op");
+  expect_moved_from("chaos::schedule", [&] { chaos::gather_begin(s, span); }, "gather_begin");
+  expect_moved_from("chaos::schedule", [&] { chaos::merge(s, moved); }, "merge");
+  auto more = references(d, me(), 500, refs::mixed, 125);
+  expect_moved_from("chaos::schedule", [&] { chaos::inspect(t, s, {std::span<index>(more)}); }, "inspect on it");
+  expect_moved_from("chaos::schedule", [&] { (void)s.ghost_end(); }, "ghost_end");
+  // A default-constructed schedule is still an empty one, and one assigned anew is usable.
+  const chaos::schedule empty;
+  EXPECT_NO_THROW(chaos::gather(empty, span));
+  s = std::move(moved);
+  chaos::gather(s, span);
+  still_works();
+}
+
+// The other handles the same: a table, a plan, split-phase executions.
+TEST_P(Errors, TableAndPlanMovedFrom) {
+  const auto d = random_distribution(size, nodes(), 126);
+  chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  const auto moved_table = std::move(t);
+  const std::vector<index> q{0, size - 1};
+  expect_moved_from("chaos::translation_table", [&] { t.lookup(q); }, "lookup");
+  expect_moved_from("chaos::translation_table", [&] { (void)t.local_size(); }, "local_size");
+  auto refs = references(d, me(), 500, refs::mixed, 126);
+  expect_moved_from("chaos::translation_table", [&] { chaos::inspect(t, {std::span<index>(refs)}); }, "inspect");
+  expect_moved_from("chaos::translation_table", [&] { chaos::remap_plan(t, moved_table); }, "remap_plan");
+
+  chaos::remap_plan plan(moved_table, moved_table);
+  const auto moved_plan = std::move(plan);
+  const std::vector<std::int64_t> in(static_cast<std::size_t>(moved_plan.from_size()));
+  expect_moved_from("chaos::remap_plan", [&] { plan.apply(std::span<const std::int64_t>(in)); }, "apply");
+  expect_moved_from("chaos::remap_plan", [&] { (void)plan.to_size(); }, "to_size");
+  EXPECT_EQ(moved_plan.apply(std::span<const std::int64_t>(in)).size(), static_cast<std::size_t>(moved_plan.to_size()));
+  squall::barrier();  // every node's lookups are answered before any node destroys its part of the table
+  still_works();
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Errors, testing::Values(table_mode::replicated, table_mode::distributed), mode_name);
+
+// Ending a split-phase execution through the handle it was moved out of: it once returned at
+// once (an execution) with the data not there yet, or said the exchange "was already ended".
+TEST(ErrorsSplitPhase, ExecutionsMovedFrom) {
+  const auto d = random_distribution(size, nodes(), 127);
+  const chaos::translation_table t(d.owned_by(me()), size, table_mode::replicated, 64);
+  const auto original = references(d, me(), 500, refs::mixed, 127);
+  auto localized = original;
+  const auto s = chaos::inspect(t, {std::span<index>(localized)});
+  auto data = owned_values(d, me(), s.ghost_end());
+  auto e = chaos::gather_begin(s, std::span<std::int64_t>(data));
+  auto moved = std::move(e);
+  expect_moved_from("chaos::execution", [&] { e.end(); }, "execution::end");
+  moved.end();
+  EXPECT_TRUE(reads_right_values(data, localized, original));
+
+  const std::vector<int> items{1, 2, 3}, dest{0, 0, 0};
+  auto a = chaos::scatter_append_begin(std::span<const int>(items), std::span<const int>(dest));
+  auto moved_append = std::move(a);
+  expect_moved_from("chaos::append_execution", [&] { a.end(); }, "append_execution::end");
+  EXPECT_EQ(moved_append.end().size(), me() == 0 ? 3u * static_cast<std::size_t>(nodes()) : 0u);
+
+  auto h = chaos::exchange_begin(std::vector<std::vector<std::byte>>(static_cast<std::size_t>(nodes())));
+  auto moved_handle = std::move(h);
+  expect_moved_from("chaos::exchange_handle", [&] { h.end(); }, "exchange_handle::end");
+  EXPECT_EQ(moved_handle.end().size(), static_cast<std::size_t>(nodes()));
+}
 
 TEST(ErrorsScatterAppend, BadDestination) {
   const std::vector<int> items{1, 2, 3};

@@ -18,20 +18,23 @@ namespace squall::chaos {
 std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>> outgoing);
 
 // Split-phase form: exchange_begin agrees on the counts (a blocking allreduce) and sends;
-// end() waits for what comes here. Destroying a handle that was not ended ends it.
+// end() waits for what comes here. Destroying a handle that was not ended ends it. Ending one
+// that was moved from is a usage_error (the one it was moved into holds the exchange).
 class exchange_handle {
  public:
   exchange_handle();
   exchange_handle(exchange_handle&&) noexcept;
   exchange_handle& operator=(exchange_handle&&) noexcept;
   ~exchange_handle();
-  std::vector<std::vector<std::byte>> end();  // incoming[s]; callable once
+  // incoming[s]; callable once. `api` names the handle in errors (a wrapper's name).
+  std::vector<std::vector<std::byte>> end(const char* api = "chaos::exchange_handle");
 
   struct state;
   explicit exchange_handle(std::unique_ptr<state> s);
 
  private:
   std::unique_ptr<state> s_;
+  bool moved_from_ = false;
 };
 exchange_handle exchange_begin(std::vector<std::vector<std::byte>> outgoing);
 

@@ -11,7 +11,8 @@
 namespace squall::chaos {
 
 // Collective. The schedule that moves data laid out by `from` into the layout of `to` (both
-// over the same global indices). Build it once, use it for any number of arrays.
+// over the same global indices). Build it once, use it for any number of arrays. A plan moved
+// from is a usage_error wherever it is used (on that node), until one is assigned to it.
 class remap_plan {
  public:
   remap_plan(const translation_table& from, const translation_table& to);
@@ -39,6 +40,7 @@ class remap_plan {
 
  private:
   void apply_bytes(detail::array_ref in, detail::array_ref out) const;
+  const state& checked() const;  // s_, or usage_error if it was moved from
   std::unique_ptr<state> s_;
 };
 

@@ -32,6 +32,9 @@ struct schedule_figures {
 class schedule {
  public:
   schedule();  // empty: moves nothing
+  // A schedule moved from is not an empty one: using it (its sizes, an execution, merge, the
+  // incremental inspector) is a usage_error on the node that does, until a schedule is
+  // assigned to it.
   schedule(schedule&&) noexcept;
   schedule& operator=(schedule&&) noexcept;
   ~schedule();
@@ -45,10 +48,15 @@ class schedule {
 
   struct state;
   explicit schedule(std::shared_ptr<state> s);
-  const std::shared_ptr<state>& internals() const { return s_; }
+  // Null for an empty schedule.
+  const std::shared_ptr<state>& internals() const {
+    if (moved_from_) [[unlikely]] detail::used_after_move("chaos::schedule");
+    return s_;
+  }
 
  private:
   std::shared_ptr<state> s_;
+  bool moved_from_ = false;
 };
 
 // Collective (the inspector). Reads global indices from `indirection` arrays, fetches each
@@ -114,18 +122,25 @@ void end(pending* p);
 }  // namespace detail
 
 // A split-phase execution: begun, then ended (work may overlap in between). The data array
-// must not be touched in between. Destroying an unfinished one ends it.
+// must not be touched in between. Destroying an unfinished one ends it. Ending one that was
+// moved from is a usage_error: the one it was moved into ends the execution, and the data is
+// not there before that.
 class execution {
  public:
   execution() = default;
   explicit execution(detail::pending* p) : p_(p) {}
-  execution(execution&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  execution(execution&& o) noexcept : p_(o.p_), moved_from_(o.moved_from_) {
+    o.p_ = nullptr;
+    o.moved_from_ = true;
+  }
   execution& operator=(execution&& o) noexcept;
-  ~execution() { end(); }
+  ~execution() { finish(); }
   void end();  // waits until this node's part is done (no-op if already ended)
 
  private:
+  void finish();  // end(), for one moved from too (a no-op then)
   detail::pending* p_ = nullptr;
+  bool moved_from_ = false;
 };
 
 // Collective over the schedule's peers (every node calls it). `data` holds the owned
@@ -169,7 +184,7 @@ class append_execution {
   // What arrived here, in source-node order, each source's items in the order sent.
   std::vector<T> end() {
     std::vector<T> arrived;
-    for (const auto& part : h_.end()) {
+    for (const auto& part : h_.end("chaos::append_execution")) {
       const std::size_t at = arrived.size();
       arrived.resize(at + part.size() / sizeof(T));
       if (!part.empty()) std::memcpy(static_cast<void*>(arrived.data() + at), part.data(), part.size());

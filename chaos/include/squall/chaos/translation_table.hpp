@@ -31,7 +31,8 @@ class translation_table {
   static translation_table block(index global_size, table_mode mode = table_mode::replicated);
 
   // Destroying a distributed table while another node may still look up in it ends the job
-  // with a message: let every node finish its lookups first (a barrier will do).
+  // with a message: let every node finish its lookups first (a barrier will do). A table
+  // moved from is a usage_error wherever it is used (on that node), until one is assigned to it.
   translation_table(translation_table&&) noexcept;
   translation_table& operator=(translation_table&&) noexcept;
   ~translation_table();
@@ -56,6 +57,7 @@ class translation_table {
 
  private:
   explicit translation_table(std::unique_ptr<state> s);
+  const state& checked() const;  // s_, or usage_error if it was moved from
   std::unique_ptr<state> s_;
 };
 

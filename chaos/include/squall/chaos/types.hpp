@@ -17,4 +17,11 @@ struct location {
   bool operator==(const location&) const = default;
 };
 
+namespace detail {
+// Throws usage_error: a handle (`type`, e.g. "chaos::schedule") whose contents were moved
+// into another was used. Refused where it is used, on that node: a moved-from schedule once
+// acted as an empty one, so its node skipped an execution the others waited in.
+[[noreturn]] void used_after_move(const char* type);
+}  // namespace detail
+
 }  // namespace squall::chaos
