@@ -41,31 +41,39 @@ schedule_figures schedule::figures() const {
   return f;
 }
 
-schedule merge(const schedule& a, const schedule& b) {
-  if (!a.internals()) return schedule(b.internals());
-  if (!b.internals()) return schedule(a.internals());
-  const auto& sa = *a.internals();
-  const auto& sb = *b.internals();
+namespace {
+
+// Why a and b cannot be merged on this node (empty: they can).
+std::string merge_problem(const schedule::state& sa, const schedule::state& sb) {
   if (sa.local_size != sb.local_size) {
-    throw usage_error("chaos::merge: the schedules were built for distributions of different local sizes (" +
-                      std::to_string(sa.local_size) + " and " + std::to_string(sb.local_size) + ")");
+    return "the schedules were built for distributions of different local sizes (" + std::to_string(sa.local_size) +
+           " and " + std::to_string(sb.local_size) + ")";
   }
   // b must be built on a (the incremental inspector) or fill other ghost slots: a slot that
   // holds one global index in a and another in b would be filled twice, with one lost.
-  // Agreed (collective), so that every node throws or none does.
-  std::string problem;
   std::unordered_map<index, index> global_at;  // a's ghost slots
   for (const auto& [global, slot] : sa.ghost_of) global_at.emplace(slot, global);
   for (const auto& [global, slot] : sb.ghost_of) {
     const auto a_slot = sa.ghost_of.find(global);
     const auto a_global = global_at.find(slot);
     if ((a_slot != sa.ghost_of.end() && a_slot->second != slot) || (a_global != global_at.end() && a_global->second != global)) {
-      problem = "ghost slot " + std::to_string(slot) + " holds global index " + std::to_string(global) +
-                " in the second schedule but not in the first (build the second on the first: inspect(table, first, ...))";
-      break;
+      return "ghost slot " + std::to_string(slot) + " holds global index " + std::to_string(global) +
+             " in the second schedule but not in the first (build the second on the first: inspect(table, first, ...))";
     }
   }
-  detail::agree_or_throw(problem, "chaos::merge");
+  return {};
+}
+
+}  // namespace
+
+schedule merge(const schedule& a, const schedule& b) {
+  if (!a.internals()) return schedule(b.internals());
+  if (!b.internals()) return schedule(a.internals());
+  const auto& sa = *a.internals();
+  const auto& sb = *b.internals();
+  // Agreed (collective), so that every node throws or none does. (The local sizes were once
+  // checked before it, and a node whose sizes differed left the others waiting in it.)
+  detail::agree_or_throw(merge_problem(sa, sb), "chaos::merge");
   auto s = std::make_shared<schedule::state>();
   s->local_size = sa.local_size;
   s->ghost_begin = std::min(sa.ghost_begin, sb.ghost_begin);

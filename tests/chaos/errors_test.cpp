@@ -125,6 +125,31 @@ TEST_P(Errors, MergeOfSchedulesInspectedApart) {
   still_works();
 }
 
+// The probe's: the local sizes were compared before the nodes agreed, so the nodes whose
+// sizes differed threw alone and the others waited for them in the agreement. Here node 0
+// gives an element to the last node in the second table: with three nodes or more, the nodes
+// between them see no problem of their own.
+TEST_P(Errors, MergeOfSchedulesForDifferentLocalSizesOnSomeNodes) {
+  const auto first = chaos::translation_table::block(size, GetParam());
+  std::vector<index> owned(first.owned().begin(), first.owned().end());
+  const index given = size / nodes() + (size % nodes() > 0 ? 1 : 0) - 1;  // node 0's last
+  if (me() == 0) owned.pop_back();
+  if (me() == nodes() - 1) owned.push_back(given);
+  const chaos::translation_table second(owned, size, GetParam());
+  const auto a = chaos::inspect(first, {});
+  const auto b = chaos::inspect(second, {});
+  const std::string what = usage_error_of([&] { chaos::merge(a, b); });
+  if (nodes() == 1) {
+    EXPECT_EQ(what, "") << "one node gives itself its own element";
+  } else if (me() == 0 || me() == nodes() - 1) {
+    EXPECT_NE(what.find("chaos::merge: the schedules were built for distributions of different local sizes"),
+              std::string::npos) << what;
+  } else {
+    EXPECT_NE(what.find("chaos::merge: another node found its input invalid"), std::string::npos) << what;
+  }
+  still_works();
+}
+
 TEST_P(Errors, OwnedListOutOfRange) {
   auto owned = owned_list();
   if (me() == 0) owned.back() = size;
