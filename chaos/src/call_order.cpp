@@ -53,9 +53,14 @@ std::string describe(const call_desc& d) {
   return "an unknown call";
 }
 
+// Every out-of-step verdict ends here. Its likeliest cause in a correct-looking program: a
+// call that threw on one node only (the executor checks its input on that node alone, not to
+// add a collective to every execution) and a caller that caught the error and went on.
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "squall: chaos: node %d: executor calls out of step: %s; every node must make the same "
-               "executor calls (gather, scatter, scatter_op, scatter_append, remap...) in the same order\n",
+               "executor calls (gather, scatter, scatter_op, scatter_append, remap...) in the same order. A call "
+               "that threw squall::usage_error on one node only (input bad there, such as a data array shorter than "
+               "the schedule needs, or a moved-from schedule) was skipped by that node: look for its error\n",
                squall::node(), what.c_str());
   std::abort();
 }

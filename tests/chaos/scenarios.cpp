@@ -10,6 +10,8 @@
 //                   (which would meet node 0's and end the job with the substrate's collective
 //                   mismatch first: seen once in CI at 4 nodes, when node 2's gather of node 3's
 //                   block ended before node 1 saw node 0's call)
+//   short-data      node 1 gathers into an array one element short, which throws there only;
+//                   it catches the error and goes on to the barrier
 //   same-calls      gathers, scatters, a scatter_append and split-phase forms everywhere
 //                   (the control of the four above: must succeed)
 // Prints "scenario finished" on every node that gets to the end.
@@ -56,6 +58,12 @@ int main(int argc, char** argv) {
       chaos::scatter_append(std::span<const std::int64_t>(data.data(), 1), std::span<const int>(dest));
     } else {
       chaos::gather(s, all);
+    }
+  } else if (mode == "short-data") {
+    try {
+      chaos::gather(s, me == 1 ? all.first(all.size() - 1) : all);
+    } catch (const squall::usage_error& e) {
+      std::fprintf(stderr, "node %d: gather threw %s\n", me, e.what());
     }
   } else if (mode == "same-calls") {
     chaos::gather(s, all);

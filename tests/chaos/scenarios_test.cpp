@@ -74,6 +74,13 @@ TEST(Scenarios, ScatterWhereOthersGatherIsNamed) {
   expect_named_mismatch({"scatter-for-gather", {"gather (schedule", "scatter_op (schedule"}});
 }
 
+// Bad input on one node is refused there only (README: CHAOS's bad input); the message the
+// other nodes end the job with names that likely cause.
+TEST(Scenarios, ACallThatThrewOnOneNodeIsNamedAsALikelyCause) {
+  expect_named_mismatch({"short-data", {"node 1: gather threw", "waits for node 1",
+                                        "A call that threw squall::usage_error on one node only"}});
+}
+
 TEST(Scenarios, ScatterAppendWhereOthersGatherIsNamed) {
   expect_named_mismatch({"append-for-gather", {"gather (schedule", "scatter_append"}});
 }

@@ -15,6 +15,13 @@
 // pair: gather fills ghosts from owners, scatter / scatter_op write or combine ghosts back.
 //
 // Every call marked "collective" must be made by every node, in the same order.
+//
+// Errors. The collective set-up calls (tables, the inspector, merge, remap plans,
+// owned_after, rcb, rib, graph_partition, cut_edges, scatter_append) agree on their input:
+// bad input on any node is a usage_error on every node, and the nodes stay in step. The
+// executor (gather, scatter, scatter_op, remap_plan::apply) checks its input on the calling
+// node only, to keep a collective off every execution: a usage_error there leaves the other
+// nodes waiting in the call, and the job ends as out of step (README.md, CHAOS).
 #pragma once
 #include <squall/chaos/exchange.hpp>
 #include <squall/chaos/partition.hpp>

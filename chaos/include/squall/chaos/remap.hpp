@@ -24,7 +24,8 @@ class remap_plan {
   index to_size() const;    // and after (to.local_size())
 
   // Collective. Moves `in` (from_size() elements) into `out` (to_size() elements); wrong
-  // sizes are a usage_error. One message per communicating pair.
+  // sizes are a usage_error on this node only (as for gather: the others then end the job
+  // as out of step). One message per communicating pair.
   template <class T>
   void apply(std::span<const T> in, std::span<T> out) const {
     apply_bytes(detail::ref(std::span<T>(const_cast<T*>(in.data()), in.size())), detail::ref(out));

@@ -144,8 +144,10 @@ class execution {
 };
 
 // Collective over the schedule's peers (every node calls it). `data` holds the owned
-// elements followed by the ghost area; its size must be at least s.ghost_end() (else
-// usage_error). Each sends at most one message per communicating pair.
+// elements followed by the ghost area; its size must be at least s.ghost_end(), else a
+// usage_error on this node only (checked here alone, to keep a collective off every
+// execution): the other nodes then wait for it in this call and end the job as out of step.
+// Each sends at most one message per communicating pair.
 template <class T>
 void gather(const schedule& s, std::span<T> data) {
   detail::end(detail::begin(s, detail::direction::gather, detail::ref(data), nullptr));
