@@ -233,17 +233,16 @@ translation_table::translation_table(std::span<const index> owned, index global_
 }
 
 translation_table translation_table::block(index global_size, table_mode mode) {
-  // Refused here, before the parts are sized from it (a negative size made a vector of a
-  // negative length); every node is given the same size, so every node refuses it.
-  if (global_size < 0) {
-    throw usage_error("chaos::translation_table::block: the global size " + std::to_string(global_size) +
-                      " is negative");
+  // A negative size owns nothing here (sizing the parts from it made a vector of a negative
+  // length); the constructor refuses it on every node, also when only this node was given it.
+  std::vector<index> owned;
+  if (global_size >= 0) {
+    const index n = squall::nodes(), me = squall::node();
+    const index base = global_size / n, extra = global_size % n;
+    const index first = me * base + std::min(me, extra);
+    owned.resize(static_cast<std::size_t>(base + (me < extra ? 1 : 0)));
+    for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = first + static_cast<index>(i);
   }
-  const index n = squall::nodes(), me = squall::node();
-  const index base = global_size / n, extra = global_size % n;
-  const index first = me * base + std::min(me, extra);
-  std::vector<index> owned(static_cast<std::size_t>(base + (me < extra ? 1 : 0)));
-  for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = first + static_cast<index>(i);
   return translation_table(owned, global_size, mode);
 }
 

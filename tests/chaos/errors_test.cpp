@@ -108,6 +108,16 @@ TEST_P(Errors, BlockTableOfNegativeSize) {
   still_works();
 }
 
+// A negative size given to one node only was refused on that node alone, before the
+// collective constructor the other nodes went on into.
+TEST_P(Errors, BlockTableOfNegativeSizeOnOneNode) {
+  const std::string what =
+      usage_error_of([&] { chaos::translation_table::block(me() == 0 ? -5 : size, GetParam()); });
+  const std::string expected = nodes() == 1 ? "global size -5 is negative" : "the global size differs between nodes";
+  EXPECT_NE(what.find(expected), std::string::npos) << what;
+  still_works();
+}
+
 // Two schedules inspected apart fill the same ghost slots with different indices: merging
 // them would lose one; every node refuses it.
 TEST_P(Errors, MergeOfSchedulesInspectedApart) {
