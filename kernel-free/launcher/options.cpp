@@ -72,6 +72,15 @@ std::int64_t int_env(const char* name, std::int64_t fallback, std::int64_t min, 
   return int_flag(name, v, min, max);
 }
 
+// As squall::env_bool, but a bad value is a usage error of squallrun's, as int_env's are.
+bool bool_env(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  const auto b = squall::parse_bool(v);
+  if (!b) die("%s", (std::string(name) + " must be 0 or 1 (or no/yes, false/true, off/on; got '" + v + "')").c_str());
+  return *b;
+}
+
 // --hosts: which host this is, and the job's size; the nodes learn the layout from the
 // environment (host_layout_from_env).
 void spread_over_hosts(options& o, const std::string& hosts, std::int64_t index) {
@@ -237,7 +246,7 @@ options parse(int argc, char** argv) {
   options o;
   o.ring_bytes = int_env("SQUALL_RING_BYTES", 1 << 18, 1 << 16, 1 << 30);
   o.grace_s = int_env("SQUALL_GRACE", 3, 0, 3600);
-  o.label = squall::env_bool("SQUALL_LABEL", false);
+  o.label = bool_env("SQUALL_LABEL", false);
   pending p;
   const char* hosts_env = std::getenv("SQUALL_HOSTS");
   if (hosts_env != nullptr) p.hosts = hosts_env;

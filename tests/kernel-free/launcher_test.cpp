@@ -670,6 +670,17 @@ TEST(Launcher, BadEnvironmentValuesNameTheVariable) {
   }
 }
 
+// The variables squallrun reads itself are refused as its flags are: "squallrun: ...", status
+// 2. (SQUALL_LABEL said "squall: ..." and exited with 1.)
+TEST(Launcher, BadLauncherVariablesAreUsageErrors) {
+  for (const std::string env : {"SQUALL_LABEL=junk", "SQUALL_GRACE=x", "SQUALL_RING_BYTES=-1", "SQUALL_HOST_INDEX=x"}) {
+    const auto o = run(env + " " + squallrun + " -n 2 /bin/true");
+    EXPECT_EQ(o.status, 2) << env << "\n" << o.output;
+    const std::string var = env.substr(0, env.find('='));
+    EXPECT_TRUE(o.output.starts_with("squallrun: " + var + " must be")) << env << "\n" << o.output;
+  }
+}
+
 // A node that ends cleanly before joining would leave the others in squall::init's barrier
 // for ever.
 // Over TCP the others are still setting up their connections then (waiting for its endpoint),

@@ -41,6 +41,16 @@ std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min,
   return v;
 }
 
+std::optional<bool> parse_bool(const std::string& text) {
+  for (const char* yes : {"1", "yes", "true", "on"}) {
+    if (strcasecmp(text.c_str(), yes) == 0) return true;
+  }
+  for (const char* no : {"0", "no", "false", "off"}) {
+    if (strcasecmp(text.c_str(), no) == 0) return false;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::uint64_t> parse_hex(const std::string& text) {
   // strtoull would also take leading spaces and a sign (and wrap "-0x1000" round).
   const std::size_t digits = text.starts_with("0x") || text.starts_with("0X") ? 2 : 0;
@@ -64,12 +74,7 @@ std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min, 
 bool env_bool(const char* name, bool fallback) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return noted(name, fallback);
-  for (const char* yes : {"1", "yes", "true", "on"}) {
-    if (strcasecmp(text, yes) == 0) return noted(name, true);
-  }
-  for (const char* no : {"0", "no", "false", "off"}) {
-    if (strcasecmp(text, no) == 0) return noted(name, false);
-  }
+  if (const auto v = parse_bool(text)) return noted(name, *v);
   fatal("%s must be 0 or 1 (or no/yes, false/true, off/on; got '%s')", name, text);
 }
 

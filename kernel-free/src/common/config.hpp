@@ -18,6 +18,7 @@ bool env_bool(const char* name, bool fallback);  // 0/1, yes/no, true/false, on/
 std::optional<std::string> value_in_force(const char* name);
 // Same checks, for the launcher's command-line flags: returns nullopt and sets `error`.
 std::optional<std::int64_t> parse_int(const std::string& text, std::int64_t min, std::int64_t max);
+std::optional<bool> parse_bool(const std::string& text);  // as env_bool takes it
 // A hexadecimal number, "0x" before its digits or not, taken as strictly as parse_int takes a
 // decimal one (no space, no sign); nullopt otherwise, or when it exceeds 64 bits.
 std::optional<std::uint64_t> parse_hex(const std::string& text);
