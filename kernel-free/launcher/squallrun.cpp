@@ -307,6 +307,21 @@ int main(int argc, char** argv) {
       kill_at = INT64_MAX;
     }
   }
+  // A host whose nodes all ended cleanly without joining: none is left to tell the other
+  // hosts, whose nodes wait for them until SQUALL_TCP_TIMEOUT. Its job has failed (a node of
+  // a job over several hosts must join it), and a stand-in tells them, as for a lost node.
+  if (spans_hosts && unjoined && job.header().abort.load() == 0 && !any_joined(job, o)) {
+    const char* why = "exited with status 0 before joining the job (it never called squall::init)";
+    std::string nodes;
+    for (int i = 0; i < o.nodes; ++i) nodes += (i == 0 ? "" : ", ") + std::to_string(o.first_node + i);
+    std::fprintf(stderr,
+                 "squallrun: every node of this host (%s) exited with status 0 before joining the job (none called "
+                 "squall::init); telling the other hosts, whose nodes wait for them\n",
+                 nodes.c_str());
+    job.abort(unjoined->node, why);
+    stand_in = start_stand_in(o, unjoined->node, job_fd, keeper.group());
+    if (result == 0) result = 1;
+  }
   if (stand_in > 0) squallrun::wait_for_stand_in(stand_in);
   squallrun::end_leftovers(keeper.pid(), o.grace_s);  // before the last of the output, which may be theirs
   // At the job's end: the terminal comes back to squallrun's group, and the keeper ends.

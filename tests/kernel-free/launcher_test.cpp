@@ -698,6 +698,32 @@ TEST(LostNode, NodeExitingBeforeInitIsLost) {
   }
 }
 
+// Two hosts simulated on loopback addresses (as tests/common/loopback_hosts.sh): host 1's
+// nodes all end with status 0 without calling squall::init. Its squallrun exited 0 without a
+// word, and host 0's nodes waited for them until SQUALL_TCP_TIMEOUT (60 s here). Host 1's
+// squallrun now fails saying so, and its stand-in tells host 0's nodes at once.
+TEST(LostNode, HostWhoseNodesAllExitBeforeInitIsReported) {
+  const std::string secret = run(squallrun + " --make-secret").output.substr(0, 64);
+  const std::string host = "SQUALL_JOB_SECRET=" + secret + " SQUALL_TCP_PORT=30660 SQUALL_TCP_TIMEOUT=60 " + squallrun +
+                           " -n 2 --hosts 127.0.0.1,127.0.0.2 --host-index ";
+  background waiting(host + "0 " + scenarios + " stats");
+  // The stand-in tells the nodes it reaches within 2 s (transport/tcp/setup_watch.hpp): host
+  // 0's nodes listen first.
+  for (int i = 0; i < 600 && count_of(run("ss -Hltn").output, "127.0.0.1:3066") < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto gone = run(host + "1 /bin/true", 90);
+  const auto waited = waiting.finish(90);
+  EXPECT_NE(gone.status, 0) << gone.output;
+  EXPECT_NE(gone.output.find("squallrun: every node of this host (2, 3) exited with status 0 before joining the job"),
+            std::string::npos)
+      << gone.output;
+  EXPECT_NE(waited.status, 0) << waited.output;
+  EXPECT_LT(waited.seconds, LOST_NODE_SECONDS) << waited.output;
+  EXPECT_EQ(count_of(waited.output, "node 2 was lost"), 2) << waited.output;
+  EXPECT_NE(waited.output.find("before joining the job"), std::string::npos) << waited.output;
+}
+
 // A node late to join is waited for, and said to be late once by every other node.
 TEST(Liveness, NodeLateToJoinIsSaidButWaitedFor) {
   const auto o = run("SQUALL_LIVENESS_S=1 " + squallrun + " -n 3 " + scenarios + " sleep-before-init 1 3");
