@@ -49,19 +49,61 @@ def terminated(failures):
     left = [pid for pid in job if Path(f"/proc/{pid}").exists() and
             "Z" not in Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]]
     if status != 128 + signal.SIGTERM or left:
-        failures.append(f"SIGTERM: scripts/bench exit {status}, expected 143 with nothing left; left running: {left}\n"
-                        f"{bench.stderr.read()}")
-        for pid in left:
+        for pid in left:  # first: a process left running holds the stderr pipe open
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        failures.append(f"SIGTERM: scripts/bench exit {status}, expected 143 with nothing left; left running: {left}\n"
+                        f"{bench.stderr.read()}")
+
+
+def pingpongs_marked(iters):
+    """The am_pingpong processes started with --iters `iters` (a mark no other run uses)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"am_pingpong") for a in args) and str(iters).encode() in args:
+            found.append(int(entry.name))
+    return found
+
+
+def terminated_early(failures):
+    """SIGTERM as soon as scripts/bench starts, at several moments of its start: a signal that
+    came between the job's start and scripts/bench's handler once ended the script and left
+    the job running (the nodes spinning until someone killed them)."""
+    iters = 100000007  # marks this test's jobs
+    for delay in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5):
+        bench = subprocess.Popen([BENCH, "am_pingpong", "--iters", str(iters), "--trials", "7"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        time.sleep(delay)
+        bench.send_signal(signal.SIGTERM)
+        try:
+            bench.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            failures.append(f"SIGTERM {delay} s after the start: scripts/bench still running after 60 s")
+            bench.kill()
+        deadline = time.monotonic() + 10
+        while pingpongs_marked(iters) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = pingpongs_marked(iters)
+        if left:
+            failures.append(f"SIGTERM {delay} s after the start: the job's nodes {left} were left running")
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 def main():
     failures = []
     unrecordable(failures)
     terminated(failures)
+    terminated_early(failures)
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")
