@@ -45,11 +45,7 @@ void array_state::on_bcast(const message& m) {
   for (entry_rec* e : receivers) {
     if (!e->s || e->s->bcast_count >= serial) continue;  // left, or already has it
     e->s->bcast_count = serial;
-    try {
-      invoke_entry(*e->elem, m.h.id, m.body, nullptr);
-    } catch (...) {
-      if (!failed) failed = std::current_exception();
-    }
+    keeping_failure(failed, [&] { invoke_entry(*e->elem, m.h.id, m.body, nullptr); });
     after_entry(*e);  // what it asked for, thrown or not (as a one-way method's)
   }
   if (failed) std::rethrow_exception(failed);
@@ -61,11 +57,7 @@ void array_state::catch_up(entry_rec& e) {
     auto next = past_.upper_bound(e.s->bcast_count);
     if (next == past_.end()) break;
     e.s->bcast_count = next->first;
-    try {
-      invoke_entry(*e.elem, next->second.first, next->second.second, nullptr);
-    } catch (...) {
-      if (!failed) failed = std::current_exception();
-    }
+    keeping_failure(failed, [&] { invoke_entry(*e.elem, next->second.first, next->second.second, nullptr); });
     after_entry(e);
   }
   if (failed) std::rethrow_exception(failed);

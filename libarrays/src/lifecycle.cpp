@@ -129,21 +129,9 @@ void array_state::on_migrate(const message& m) {
   // What on_migrated() or a broadcast it missed throws is thrown last: what the entry held
   // still runs, and the reductions are still checked.
   std::exception_ptr failed;
-  try {
-    run_hook(e, [](element_base& x) { x.on_migrated(); });
-  } catch (...) {
-    failed = std::current_exception();
-  }
-  try {
-    catch_up(e);
-  } catch (...) {
-    if (!failed) failed = std::current_exception();
-  }
-  try {
-    if (o.act == action::flush) flush(e);
-  } catch (...) {
-    if (!failed) failed = std::current_exception();
-  }
+  keeping_failure(failed, [&] { run_hook(e, [](element_base& x) { x.on_migrated(); }); });
+  keeping_failure(failed, [&] { catch_up(e); });
+  if (o.act == action::flush) keeping_failure(failed, [&] { flush(e); });
   check_reductions();
   if (failed) std::rethrow_exception(failed);
 }

@@ -168,11 +168,7 @@ void array_state::on_invoke(const message& m, std::string_view bytes, const entr
     case action::create_on_demand: {
       construct(e, k, e.loc.epoch);
       std::exception_ptr failed;  // what a held message threw: this one still runs, after it
-      try {
-        flush(e);
-      } catch (...) {
-        failed = std::current_exception();
-      }
+      keeping_failure(failed, [&] { flush(e); });
       if (e.elem) run_entry(e, method, m);
       else on_invoke(m, bytes, method);  // a held message moved it on: route this one again
       if (failed) std::rethrow_exception(failed);
@@ -324,11 +320,7 @@ void array_state::flush(entry_rec& e) {
     const message m = read_message(bytes);
     // A request the home held, whose requester may have been told so: no longer.
     if (e.loc.home && m.h.what == kind::invoke && m.h.a != 0) tell_held(m.h.a, e.k, /*released=*/true);
-    try {
-      handle(m, bytes);
-    } catch (...) {
-      if (!failed) failed = std::current_exception();
-    }
+    keeping_failure(failed, [&] { handle(m, bytes); });
   }
   if (failed) std::rethrow_exception(failed);
 }

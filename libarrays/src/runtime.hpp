@@ -358,6 +358,17 @@ class program_code {
 std::string checkpoint_file(const std::string& dir, std::size_t array, int node, const std::string& tag);
 void note_restore_problem(std::uint32_t array, const message& m, const squall::usage_error& e);
 
+// Runs f; what it throws is kept in `failed` (the first thing thrown only), so that the steps
+// after it still run and the caller throws it at the end.
+template <class F>
+void keeping_failure(std::exception_ptr& failed, F&& f) {
+  try {
+    f();
+  } catch (...) {
+    if (!failed) failed = std::current_exception();
+  }
+}
+
 
 
 }  // namespace squall::arrays::detail

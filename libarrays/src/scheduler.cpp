@@ -266,16 +266,6 @@ void run_until_woken(bool (*done)(void*), void* ctx, bool (*wake)(void*), void* 
 
 namespace {
 
-// Runs f; what it throws is kept in `failed` (the first thing thrown only).
-template <class F>
-void keeping_failure(std::exception_ptr& failed, F&& f) {
-  try {
-    f();
-  } catch (...) {
-    if (!failed) failed = std::current_exception();
-  }
-}
-
 // A wave's numbers summed over the nodes, this node's scheduler running meanwhile: a node
 // still waiting on one of this node's elements is answered (squall::allreduce_sum). What the
 // scheduler throws meanwhile goes to `failed`, and the sum goes on. `destroying` as
