@@ -64,27 +64,56 @@ std::string merge_problem(const schedule::state& sa, const schedule::state& sb) 
   return {};
 }
 
+// The state of a schedule given to merge on this node: null for an empty one. One moved from
+// is this node's problem, which the agreement refuses on every node like any other.
+const schedule::state* merge_input(const schedule& s, std::string& problem) {
+  try {
+    return s.internals().get();
+  } catch (const usage_error& e) {
+    std::string what = e.what();
+    for (const char* prefix : {"squall: ", "chaos: "}) {
+      if (what.starts_with(prefix)) what.erase(0, std::char_traits<char>::length(prefix));
+    }
+    if (problem.empty()) problem = std::move(what);
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 schedule merge(const schedule& a, const schedule& b) {
-  if (!a.internals()) return schedule(b.internals());
-  if (!b.internals()) return schedule(a.internals());
-  const auto& sa = *a.internals();
-  const auto& sb = *b.internals();
-  // Agreed (collective), so that every node throws or none does. (The local sizes were once
-  // checked before it, and a node whose sizes differed left the others waiting in it.)
-  detail::agree_or_throw(merge_problem(sa, sb), "chaos::merge");
+  std::string problem;
+  const schedule::state* pa = merge_input(a, problem);
+  const schedule::state* pb = merge_input(b, problem);
+  if (problem.empty() && pa != nullptr && pb != nullptr) problem = merge_problem(*pa, *pb);
+  // Agreed (collective) on every node, whatever its schedules, so that every node throws or
+  // none does. (The local sizes were once checked before it, and a node whose sizes differed
+  // left the others waiting in it; a node with an empty schedule once returned before it, and
+  // left them waiting too.)
+  detail::agree_or_throw(problem, "chaos::merge");
+  // Every node makes the merged schedule's pattern, also from an empty schedule: patterns are
+  // numbered in the order the nodes build them, and an execution names its pattern's number,
+  // so a node that made none here would execute this schedule, and every later one, under
+  // another number than its peers.
   auto s = std::make_shared<schedule::state>();
-  s->local_size = sa.local_size;
-  s->ghost_begin = std::min(sa.ghost_begin, sb.ghost_begin);
-  s->ghost_end = std::max(sa.ghost_end, sb.ghost_end);
-  s->ghost_of = sa.ghost_of;
-  s->ghost_of.insert(sb.ghost_of.begin(), sb.ghost_of.end());
+  if (pa == nullptr) std::swap(pa, pb);  // an empty schedule adds nothing
+  if (pa != nullptr) {
+    s->local_size = pa->local_size;
+    s->ghost_begin = pa->ghost_begin;
+    s->ghost_end = pa->ghost_end;
+    s->ghost_of = pa->ghost_of;
+  }
+  if (pb != nullptr) {
+    s->ghost_begin = std::min(s->ghost_begin, pb->ghost_begin);
+    s->ghost_end = std::max(s->ghost_end, pb->ghost_end);
+    s->ghost_of.insert(pb->ghost_of.begin(), pb->ghost_of.end());
+  }
   s->pat = detail::pattern::make();  // collective: merge is called on every node, in order
   // Both sides concatenate a's list then b's for each peer, so the positions pair up.
   auto& peers = s->pat->peers;
-  for (const auto* src : {&sa.pat->peers, &sb.pat->peers}) {
-    for (const auto& q : *src) {
+  for (const auto* src : {pa, pb}) {
+    if (src == nullptr) continue;
+    for (const auto& q : src->pat->peers) {
       auto it = std::find_if(peers.begin(), peers.end(), [&](const auto& p) { return p.node == q.node; });
       if (it == peers.end()) it = peers.insert(peers.end(), squall::peer_lists{q.node, {}, {}});
       it->send.insert(it->send.end(), q.send.begin(), q.send.end());

@@ -160,6 +160,47 @@ TEST_P(Errors, MergeOfSchedulesForDifferentLocalSizesOnSomeNodes) {
   still_works();
 }
 
+// The probe's: a node whose schedule was empty returned from merge before the agreement, so
+// the others, refusing their own input, waited for it there. Node 0 merges an empty schedule
+// here, the others two schedules inspected apart: every node is refused.
+TEST_P(Errors, MergeRefusedWhereOneNodesScheduleIsEmpty) {
+  if (nodes() == 1) GTEST_SKIP() << "one node is the one with the empty schedule";
+  const auto d = random_distribution(size, nodes(), 117);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto first = references(d, me(), 500, refs::mixed, 118);
+  auto second = references(d, me(), 500, refs::mixed, 119);
+  auto a = chaos::inspect(t, {std::span<index>(first)});
+  const auto b = chaos::inspect(t, {std::span<index>(second)});
+  if (me() == 0) a = chaos::schedule();
+  const std::string what = usage_error_of([&] { chaos::merge(a, b); });
+  if (me() == 0) {
+    EXPECT_NE(what.find("chaos::merge: another node found its input invalid"), std::string::npos) << what;
+  } else {
+    EXPECT_NE(what.find("chaos::merge: ghost slot"), std::string::npos) << what;
+  }
+  still_works();
+}
+
+// A schedule moved from on node 0 alone: merge was refused there before the agreement the
+// others went on into. Now every node is refused.
+TEST_P(Errors, MergeOfScheduleMovedFromOnOneNode) {
+  const auto d = random_distribution(size, nodes(), 127);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto first = references(d, me(), 500, refs::mixed, 127);
+  auto second = references(d, me(), 500, refs::mixed, 128);
+  auto a = chaos::inspect(t, {std::span<index>(first)});
+  const auto b = chaos::inspect(t, a, {std::span<index>(second)});
+  chaos::schedule kept;
+  if (me() == 0) kept = std::move(a);
+  const std::string what = usage_error_of([&] { chaos::merge(a, b); });
+  if (me() == 0) {
+    EXPECT_NE(what.find("a chaos::schedule that was moved from"), std::string::npos) << what;
+  } else {
+    EXPECT_NE(what.find("chaos::merge: another node found its input invalid"), std::string::npos) << what;
+  }
+  still_works();
+}
+
 TEST_P(Errors, OwnedListOutOfRange) {
   auto owned = owned_list();
   if (me() == 0) owned.back() = size;

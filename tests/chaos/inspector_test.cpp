@@ -5,6 +5,7 @@
 // patterns, incremental inspection and merging.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -267,6 +268,43 @@ TEST_P(Inspector, MergedScheduleMovesBoth) {
   EXPECT_EQ(messages, static_cast<std::uint64_t>(m.figures().peers_sent_to)) << "one message per pair";
   EXPECT_TRUE(reads_right_values(data, c.la, c.a));
   EXPECT_TRUE(reads_right_values(data, c.lb, c.b));
+}
+
+// The probe's: a node whose first schedule was empty returned from merge at once, leaving the
+// others in the agreement they made (and its merged schedule was numbered apart from theirs).
+// Here the last node owns nothing and references nothing in the first phase, so it keeps the
+// empty schedule it began with (it takes part in the inspection, as every node must).
+TEST_P(Inspector, MergeWithEmptyScheduleOnOneNode) {
+  const auto d = random_distribution(size, nodes(), 46, /*last_node_empty=*/true);
+  const auto t = table_for(d);
+  const bool idle = me() == nodes() - 1;  // with one node, that node
+  const auto a = idle ? std::vector<index>{} : references(d, me(), 1500, refs::mixed, 46);
+  const auto b = references(d, me(), 1500, refs::mixed, 47);
+  auto la = a, lb = b;
+  chaos::schedule first;
+  {
+    auto built = chaos::inspect(t, {std::span<index>(la)});
+    if (!idle) first = std::move(built);
+  }
+  const auto second = chaos::inspect(t, first, {std::span<index>(lb)});
+  const auto m = chaos::merge(first, second);
+  EXPECT_EQ(m.local_size(), t.local_size());
+  EXPECT_EQ(m.ghost_end(), second.ghost_end());
+  auto data = owned_values(d, me(), m.ghost_end());
+  chaos::gather(m, std::span<std::int64_t>(data));
+  EXPECT_TRUE(reads_right_values(data, la, a));
+  EXPECT_TRUE(reads_right_values(data, lb, b));
+  // The other way round, and two empty schedules on the idle node: still in step.
+  const chaos::schedule none;
+  const auto again = chaos::merge(second, idle ? none : first);
+  data = owned_values(d, me(), again.ghost_end());
+  chaos::gather(again, std::span<std::int64_t>(data));
+  EXPECT_TRUE(reads_right_values(data, lb, b));
+  const auto nothing = chaos::merge(none, idle ? none : first);
+  EXPECT_EQ(nothing.ghosts(), idle ? 0 : first.ghosts());
+  data = owned_values(d, me(), std::max(nothing.ghost_end(), t.local_size()));  // two empty ones: no ghost area
+  chaos::gather(nothing, std::span<std::int64_t>(data));
+  EXPECT_TRUE(reads_right_values(data, la, a));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Inspector, testing::Values(table_mode::replicated, table_mode::distributed), mode_name);

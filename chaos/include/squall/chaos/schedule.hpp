@@ -32,9 +32,9 @@ struct schedule_figures {
 class schedule {
  public:
   schedule();  // empty: moves nothing
-  // A schedule moved from is not an empty one: using it (its sizes, an execution, merge, the
-  // incremental inspector) is a usage_error on the node that does, until a schedule is
-  // assigned to it.
+  // A schedule moved from is not an empty one: using it (its sizes, an execution, the
+  // incremental inspector) is a usage_error on the node that does (merge's on every node),
+  // until a schedule is assigned to it.
   schedule(schedule&&) noexcept;
   schedule& operator=(schedule&&) noexcept;
   ~schedule();
@@ -73,6 +73,8 @@ schedule inspect(const translation_table& table, const schedule& earlier,
 
 // Collective. One schedule that moves what a and b move, with one message per pair
 // (b must have been built incrementally on a, or the two must fill disjoint ghost slots).
+// Every node takes part, also one whose a or b is empty (it adds nothing there): input that
+// cannot be merged on any node, or a schedule moved from, is a usage_error on every node.
 schedule merge(const schedule& a, const schedule& b);
 
 // Combining functions for scatter_op: `op(owner_value, ghost_value)` -> new owner value
