@@ -247,7 +247,11 @@ lock_array::lock_array(std::size_t count) : count_(count) {
 }
 
 lock_array::~lock_array() {
-  squall::fence();  // every node is done with the locks, and every release has arrived
+  // After squall::finalize (an array outliving the runtime's scope, or a static one) there is
+  // nothing to wait for or give back: every node has stopped, no lock message runs again, and
+  // the runtime does not restart. Only this node's table goes. (The fence, which needs the
+  // runtime, threw from this destructor and ended the process through std::terminate.)
+  if (squall::initialized()) squall::fence();  // every node is done with the locks, and every release has arrived
   delete tables[id_].exchange(nullptr);
   returned_ids.push_back(id_);
 }

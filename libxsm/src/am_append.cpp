@@ -93,6 +93,9 @@ am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t bl
 }
 
 am_append::~am_append() {
+  // After squall::finalize the runtime has stopped for good: nothing is freed together, and the
+  // buffers go with the process. (xsm::free threw from here and ended it through std::terminate.)
+  if (!squall::initialized()) return;
   if (state_->coalescing) end_coalescing();
   xsm::free(state_->base);
 }

@@ -66,7 +66,9 @@ late_commit::late_commit(std::size_t item_size, std::size_t capacity, std::size_
 
 late_commit::~late_commit() {
   state_->channels.reset();
-  xsm::free(state_->list);
+  // After squall::finalize the runtime has stopped for good: nothing is freed together, and the
+  // list goes with the process. (xsm::free threw from here and ended it through std::terminate.)
+  if (squall::initialized()) xsm::free(state_->list);
 }
 
 void late_commit::attach(block_index first, block_index end, std::size_t block_size) {

@@ -84,4 +84,23 @@ TEST(TsmDeathTest, CallsAfterFinalizeNameThemselves) {
       "tsm::allreduce called after squall::finalize");
 }
 
+// A lock array that outlives the runtime's scope (or a static one) is destroyed after
+// squall::finalize quietly, a lock held or not. Before, its destructor's fence threw
+// "squall::fence called after squall::finalize" and ended the process through std::terminate.
+TEST(TsmDeathTest, LockArrayDestroyedAfterFinalizeGoesQuietly) {
+  EXPECT_EXIT(
+      {
+        {
+          squall::tsm::lock_array locks(4);
+          locks.acquire(2);
+          locks.release(2);  // kept by this node
+          locks.acquire(3);  // held at finalize
+          squall::finalize();
+        }
+        std::fprintf(stderr, "destroyed after finalize\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "destroyed after finalize");
+}
+
 }  // namespace

@@ -5,10 +5,23 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
 
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
 #include <squall/xsm.hpp>
+#include <squall/xsm/am_append.hpp>
+#include <squall/xsm/block_update.hpp>
+#include <squall/xsm/bulk_reduction.hpp>
+#include <squall/xsm/direct_reduction.hpp>
+#include <squall/xsm/late_commit.hpp>
+#include <squall/xsm/multiple_writer.hpp>
+#include <squall/xsm/node_update.hpp>
 
 #include "migratory.hpp"
 #include "usage_error_of.hpp"
@@ -41,6 +54,39 @@ class big_blocks_only final : public xsm::protocol {
 };
 
 using squall::test::usage_error_of;
+
+// Objects that outlive the runtime's scope (or static ones) are destroyed after
+// squall::finalize quietly: am_append and late_commit freed their segment there, collectively,
+// and the usage_error of that free ended the process through std::terminate.
+TEST(FinalizeDeathTest, ObjectsDestroyedAfterFinalizeGoQuietly) {
+  EXPECT_EXIT(
+      {
+        {
+          xsm::am_append appends(8, 16);
+          xsm::late_commit list(8, 16);
+          xsm::bulk_reduction sums;
+          xsm::direct_reduction<double> contributions;
+          xsm::node_update updates(sizeof(double));
+          xsm::block_update pushes;
+          xsm::multiple_writer writers;
+          tsm::lock_array locks(4);
+          for (xsm::protocol* p : std::initializer_list<xsm::protocol*>{&sums, &contributions, &updates, &pushes, &writers}) {
+            (void)xsm::alloc<double>(512, *p);
+          }
+          const std::vector<std::int64_t> elements{1};
+          contributions.inspect(elements);
+          updates.declare_reads(elements);
+          appends.append(0, std::uint64_t{1});  // a phase begun and not ended
+          list.append(std::uint64_t{2});        // an item never committed
+          locks.acquire(1);                     // a lock held
+          tsm::barrier();
+          squall::finalize();
+        }
+        std::fprintf(stderr, "destroyed after finalize\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "destroyed after finalize");
+}
 
 TEST(Bindings, OverlappingRangesAreRefused) {
   migratory a, b;

@@ -18,7 +18,7 @@ int tsm_free(void* p);                 /* memory tsm_malloc returned; NULL: noth
 
 typedef struct tsm_locks tsm_locks;
 tsm_locks* tsm_locks_create(size_t count);  /* collective; lock i lives at node i % nodes */
-int tsm_locks_destroy(tsm_locks* locks);    /* collective */
+int tsm_locks_destroy(tsm_locks* locks);    /* collective; after squall_finalize frees this node's part, returns 0 */
 int tsm_lock_acquire(tsm_locks* locks, size_t i);
 int tsm_lock_release(tsm_locks* locks, size_t i);
 

@@ -136,7 +136,9 @@ counts counts_of(const void* p);
 class lock_array {
  public:
   explicit lock_array(std::size_t count);  // collective
-  ~lock_array();                           // collective
+  // Collective; after squall::finalize only this node's part goes (the runtime has stopped,
+  // and with it every lock: held ones need no release).
+  ~lock_array();
   lock_array(const lock_array&) = delete;
   lock_array& operator=(const lock_array&) = delete;
 

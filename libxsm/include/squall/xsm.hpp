@@ -12,7 +12,8 @@
 //   squall::xsm::free(cells);                                 // collective
 //
 // Protocol objects belong to the program and must outlive the memory bound to them; one
-// object runs one data structure (one segment, or ranges of one).
+// object runs one data structure (one segment, or ranges of one). libxsm's objects destroyed
+// after squall::finalize free nothing together (the runtime has stopped for good).
 #pragma once
 #include <cstddef>
 #include <cstdint>

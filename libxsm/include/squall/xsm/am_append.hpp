@@ -53,7 +53,7 @@ class am_append final : public protocol {
   // Collective: a receive buffer of `capacity` items of `item_size` bytes for every node, in
   // blocks of `block_size` bytes.
   am_append(std::size_t item_size, std::size_t capacity, std::size_t block_size = 4096);
-  ~am_append() override;  // collective: frees the buffers
+  ~am_append() override;  // collective: frees the buffers (after squall::finalize, nothing)
   am_append(const am_append&) = delete;
   am_append& operator=(const am_append&) = delete;
 

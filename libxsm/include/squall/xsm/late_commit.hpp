@@ -41,7 +41,7 @@ class late_commit final : public protocol {
   // Collective: a shared list of up to `capacity` items of `item_size` bytes, in blocks of
   // `block_size` bytes (tsm::options' rules).
   late_commit(std::size_t item_size, std::size_t capacity, std::size_t block_size = 4096);
-  ~late_commit() override;  // collective: frees the list
+  ~late_commit() override;  // collective: frees the list (after squall::finalize, nothing)
   late_commit(const late_commit&) = delete;
   late_commit& operator=(const late_commit&) = delete;
 
