@@ -185,8 +185,14 @@ void* alloc_bound(std::size_t bytes, std::span<const range_binding> ranges, cons
   return make_segment(nullptr, bytes, ranges, opt, "tsm::alloc_bound");
 }
 
-void bind(void* start, std::size_t bytes, protocol& p) {
-  squall::detail::require_running("tsm::bind");
+void* detail::alloc_bound(std::size_t bytes, std::span<const range_binding> ranges, const options& opt, const char* api) {
+  return make_segment(nullptr, bytes, ranges, opt, api);
+}
+
+void bind(void* start, std::size_t bytes, protocol& p) { detail::bind(start, bytes, p, "tsm::bind"); }
+
+void detail::bind(void* start, std::size_t bytes, protocol& p, const char* api) {
+  squall::detail::require_running(api);
   const memory::segment s = memory::segment_of(start);
   detail::binding& b = detail::binding_of(s, "tsm::bind");
   const range_binding r{static_cast<std::size_t>(static_cast<std::byte*>(start) - s.base()), bytes, &p};
@@ -254,9 +260,11 @@ void unshare(void* address) {
   release(it);
 }
 
-void free(void* p) {
+void free(void* p) { detail::free(p, "tsm::free"); }
+
+void detail::free(void* p, const char* api) {
   if (p == nullptr) return;  // as free(NULL), on every node
-  squall::detail::require_running("tsm::free");
+  squall::detail::require_running(api);
   auto it = allocations().find(p);
   if (it == allocations().end() || it->second.shared) {
     throw usage_error("tsm::free: the address was not returned by tsm::alloc, or was freed already");

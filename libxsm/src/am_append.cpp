@@ -27,6 +27,7 @@ struct am_append_state {
 
   phase_copies<am_append> copies;
   std::size_t item_size, capacity;
+  int me = 0, n = 1;             // this node and the nodes, as at construction
   std::size_t buffer_bytes = 0;  // one buffer, whole blocks
   std::byte* base = nullptr;
   block_index first = 0;  // the buffers' first block
@@ -68,7 +69,10 @@ void end_coalescing() {
 
 am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t block_size)
     : state_(std::make_unique<detail::am_append_state>(*this, item_size, capacity)) {
+  squall::detail::require_running("xsm::am_append");
   auto& st = *state_;
+  st.me = node();
+  st.n = nodes();
   // A receiver writes an item at its index times its own item size: the sizes must agree.
   detail::check_same_on_every_node(item_size, capacity, "am_append");
   if (item_size == 0 || capacity == 0) throw usage_error("am_append: the item size and the capacity must be > 0");
@@ -119,24 +123,27 @@ void am_append::check_item_type(std::size_t size) const {
   }
 }
 
+// Per item: the one check that the runtime runs is this call's own (the node and the count
+// of nodes are the object's).
 void am_append::append_bytes(int dest, std::span<const std::byte> item) {
+  squall::detail::require_running("xsm::am_append::append");
   auto& st = *state_;
   check_item_type(item.size());
-  if (dest < 0 || dest >= nodes()) {
+  if (dest < 0 || dest >= st.n) {
     throw usage_error("am_append::append: node " + std::to_string(dest) + " does not exist (" +
-                      std::to_string(nodes()) + " nodes)");
+                      std::to_string(st.n) + " nodes)");
   }
   const segment s = st.copies.seg();
   const std::size_t set = st.phase % 2;
-  const block_index b = s.block_of(st.base + (set * index_of(nodes()) + index_of(dest)) * st.buffer_bytes);
-  if (dest != node() && !st.coalescing) {
+  const block_index b = s.block_of(st.base + (set * index_of(st.n) + index_of(dest)) * st.buffer_bytes);
+  if (dest != st.me && !st.coalescing) {
     begin_coalescing();
     st.coalescing = true;
   }
   send<&am_append::on_item>(dest, s, b, st.phase, item);
   ++st.sent[index_of(dest)];
   appends.add();
-  if (dest != node()) {
+  if (dest != st.me) {
     messages.add();
     bytes.add(item.size());
   }
@@ -159,6 +166,7 @@ void am_append::on_item(segment s, block_index, int from, std::uint64_t phase, a
 }
 
 void am_append::end_phase() {
+  squall::detail::require_running("xsm::am_append::end_phase");
   auto& st = *state_;
   if (st.coalescing) {
     st.coalescing = false;
@@ -201,15 +209,16 @@ void am_append::end_phase() {
   }
 }
 
+// What this node knows (as late_commit's items): no runtime call, so none to name.
 std::size_t am_append::received_count(int owner) const {
-  if (owner < 0 || owner >= nodes()) throw usage_error("am_append::received: node " + std::to_string(owner) + " does not exist");
+  if (owner < 0 || owner >= state_->n) throw usage_error("am_append::received: node " + std::to_string(owner) + " does not exist");
   return state_->counts[index_of(owner)];
 }
 
 const std::byte* am_append::received_data(int owner) const {
   const auto& st = *state_;
   const std::size_t set = (st.phase + 1) % 2;  // the phase that ended last
-  return st.base + (set * index_of(nodes()) + index_of(owner)) * st.buffer_bytes;
+  return st.base + (set * index_of(st.n) + index_of(owner)) * st.buffer_bytes;
 }
 
 }  // namespace squall::xsm

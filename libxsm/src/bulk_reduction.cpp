@@ -90,6 +90,7 @@ void bulk_reduction::on_copy(segment s, block_index b, int, block_part part) { s
 
 void bulk_reduction::run(std::span<const std::byte> local, std::size_t element_size, const void* op,
                          combine_fn combine) {
+  squall::detail::require_running("xsm::bulk_reduction::reduce");
   auto& st = *state_;
   if (!st.attached || st.pieces.empty()) {
     throw usage_error("bulk_reduction::reduce: no memory is bound to this protocol (before xsm::alloc, or after xsm::free)");

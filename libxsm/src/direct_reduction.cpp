@@ -109,6 +109,7 @@ void direct_reduction_base::check_inspect(std::span<const std::int64_t> elements
 }
 
 void direct_reduction_base::inspect(std::span<const std::int64_t> elements) {
+  squall::detail::require_running("xsm::direct_reduction::inspect");
   check_inspect(elements);
   const int n = squall::nodes(), me = squall::node();
   std::vector<std::int64_t> sorted(elements.begin(), elements.end());
@@ -155,6 +156,7 @@ void direct_reduction_base::inspect(std::span<const std::int64_t> elements) {
 }
 
 void direct_reduction_base::end_phase() {
+  squall::detail::require_running("xsm::direct_reduction::end_phase");
   if (!attached_) {
     throw usage_error("xsm::direct_reduction::end_phase: no memory is bound to this protocol (before xsm::alloc, or after xsm::free)");
   }

@@ -48,6 +48,7 @@ span_of_bytes meet(span_of_bytes a, span_of_bytes b) { return {std::max(a.begin,
 
 late_commit::late_commit(std::size_t item_size, std::size_t capacity, std::size_t block_size)
     : state_(std::make_unique<detail::late_commit_state>(*this, item_size, capacity)) {
+  squall::detail::require_running("xsm::late_commit");
   // commit places every node's items by one prefix sum of counts: the sizes must agree.
   detail::check_same_on_every_node(item_size, capacity, "late_commit");
   if (item_size == 0 || capacity == 0) throw usage_error("late_commit: the item size and the capacity must be > 0");
@@ -122,6 +123,7 @@ void late_commit::check_item_type(std::size_t size) const {
 }
 
 std::size_t late_commit::commit() {
+  squall::detail::require_running("xsm::late_commit::commit");
   auto& st = *state_;
   const int n = nodes(), me = node();
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(n), 0);

@@ -115,6 +115,7 @@ void node_update::on_fetched(segment s, block_index b, int, block_part bytes) {
 // --- the pattern ---
 
 void node_update::declare_reads(std::span<const std::int64_t> elements) {
+  squall::detail::require_running("xsm::node_update::declare_reads");
   if (!attached_) throw usage_error("node-update: declare_reads before the memory is allocated");
   const int n = squall::nodes(), me = squall::node();
   const auto total = static_cast<std::int64_t>((end_ - first_) * block_size_ / element_size_);
@@ -165,6 +166,11 @@ void node_update::declare_reads(std::span<const std::int64_t> elements) {
 }
 
 // --- phase ends ---
+
+void node_update::end_phase() {
+  squall::detail::require_running("xsm::node_update::end_phase");  // (tsm::barrier checks for before_barrier)
+  end_phase(false);
+}
 
 void node_update::before_barrier() { end_phase(false); }
 

@@ -55,6 +55,110 @@ class big_blocks_only final : public xsm::protocol {
 
 using squall::test::usage_error_of;
 
+// What libxsm's calls said before squall::init: made from a static initialiser, before main and
+// the environment's init (the death tests' fresh processes run it again, harmlessly).
+std::vector<std::string> said_before_init() {
+  migratory m;
+  xsm::bulk_reduction sums;
+  xsm::direct_reduction<double> contributions;
+  xsm::node_update updates(sizeof(double));
+  std::uint64_t word = 0;
+  const std::vector<std::int64_t> elements{1};
+  const std::vector<double> local(8);
+  return {
+      usage_error_of([&] { xsm::alloc<std::uint64_t>(512, m); }),
+      usage_error_of([&] { xsm::alloc_bytes(4096, {xsm::range{0, 4096, &m}}); }),
+      usage_error_of([&] { xsm::bind(&word, 4096, m); }),
+      usage_error_of([&] { xsm::free(&word); }),
+      usage_error_of([] { xsm::am_append appends(8, 16); }),
+      usage_error_of([] { xsm::late_commit list(8, 16); }),
+      usage_error_of([&] { sums.reduce(std::span<const double>(local), op::sum{}); }),
+      usage_error_of([&] { contributions.inspect(elements); }),
+      usage_error_of([&] { contributions.end_phase(); }),
+      usage_error_of([&] { updates.declare_reads(elements); }),
+      usage_error_of([&] { updates.end_phase(); }),
+  };
+}
+const std::vector<std::string> before_init = said_before_init();
+
+// libxsm's calls name themselves, not the TSM or runtime call they reach first ("tsm::alloc_bound
+// called before squall::init", "squall::allreduce ...", or the protocols' "no memory is bound").
+TEST(Entry, CallsBeforeInitNameThemselves) {
+  const std::vector<std::string> expected{
+      "squall: xsm::alloc called before squall::init",
+      "squall: xsm::alloc_bytes called before squall::init",
+      "squall: xsm::bind called before squall::init",
+      "squall: xsm::free called before squall::init",
+      "squall: xsm::am_append called before squall::init",
+      "squall: xsm::late_commit called before squall::init",
+      "squall: xsm::bulk_reduction::reduce called before squall::init",
+      "squall: xsm::direct_reduction::inspect called before squall::init",
+      "squall: xsm::direct_reduction::end_phase called before squall::init",
+      "squall: xsm::node_update::declare_reads called before squall::init",
+      "squall: xsm::node_update::end_phase called before squall::init",
+  };
+  EXPECT_EQ(before_init, expected);
+}
+
+// Runs f, which must throw usage_error; prints its message on standard error.
+template <class F>
+void say_usage_error(F&& f) {
+  std::fprintf(stderr, "%s\n", usage_error_of(f).c_str());
+}
+
+// The same after squall::finalize, with objects made while the runtime ran (a death test: the
+// runtime stays stopped).
+TEST(EntryDeathTest, CallsAfterFinalizeNameThemselves) {
+  EXPECT_EXIT(
+      {
+        migratory m;
+        auto* appends = new xsm::am_append(8, 16);
+        auto* list = new xsm::late_commit(8, 16);
+        auto* sums = new xsm::bulk_reduction;
+        auto* contributions = new xsm::direct_reduction<double>;
+        auto* updates = new xsm::node_update(sizeof(double));
+        auto* mem = xsm::alloc<std::uint64_t>(512, m);
+        (void)xsm::alloc<double>(512, *sums);
+        (void)xsm::alloc<double>(512, *contributions);
+        (void)xsm::alloc<double>(512, *updates);
+        const std::vector<std::int64_t> elements{1};
+        const std::vector<double> local(8);
+        contributions->inspect(elements);
+        updates->declare_reads(elements);
+        squall::finalize();
+        say_usage_error([&] { xsm::alloc<std::uint64_t>(512, m); });
+        say_usage_error([&] { xsm::alloc_bytes(4096, {xsm::range{0, 4096, &m}}); });
+        say_usage_error([&] { xsm::bind(mem, 4096, m); });
+        say_usage_error([&] { xsm::free(mem); });
+        say_usage_error([] { xsm::am_append again(8, 16); });
+        say_usage_error([&] { appends->append(0, std::uint64_t{1}); });
+        say_usage_error([&] { appends->end_phase(); });
+        say_usage_error([] { xsm::late_commit again(8, 16); });
+        say_usage_error([&] { list->commit(); });
+        say_usage_error([&] { sums->reduce(std::span<const double>(local), op::sum{}); });
+        say_usage_error([&] { contributions->inspect(elements); });
+        say_usage_error([&] { contributions->end_phase(); });
+        say_usage_error([&] { updates->declare_reads(elements); });
+        say_usage_error([&] { updates->end_phase(); });
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "xsm::alloc called after squall::finalize.*"
+      "xsm::alloc_bytes called after squall::finalize.*"
+      "xsm::bind called after squall::finalize.*"
+      "xsm::free called after squall::finalize.*"
+      "xsm::am_append called after squall::finalize.*"
+      "xsm::am_append::append called after squall::finalize.*"
+      "xsm::am_append::end_phase called after squall::finalize.*"
+      "xsm::late_commit called after squall::finalize.*"
+      "xsm::late_commit::commit called after squall::finalize.*"
+      "xsm::bulk_reduction::reduce called after squall::finalize.*"
+      "xsm::direct_reduction::inspect called after squall::finalize.*"
+      "xsm::direct_reduction::end_phase called after squall::finalize.*"
+      "xsm::node_update::declare_reads called after squall::finalize.*"
+      "xsm::node_update::end_phase called after squall::finalize");
+}
+
 // Objects that outlive the runtime's scope (or static ones) are destroyed after
 // squall::finalize quietly: am_append and late_commit freed their segment there, collectively,
 // and the usage_error of that free ended the process through std::terminate.

@@ -12,8 +12,11 @@
 //   squall::xsm::free(cells);                                 // collective
 //
 // Protocol objects belong to the program and must outlive the memory bound to them; one
-// object runs one data structure (one segment, or ranges of one). libxsm's objects destroyed
-// after squall::finalize free nothing together (the runtime has stopped for good).
+// object runs one data structure (one segment, or ranges of one).
+//
+// A call that needs the runtime, made before squall::init or after squall::finalize, is a
+// usage_error naming itself ("xsm::alloc called before squall::init"); libxsm's objects
+// destroyed after finalize free nothing together (the runtime has stopped for good).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +37,7 @@ using range = tsm::range_binding;
 // block stache. usage_error for overlapping ranges, ranges not on block boundaries or outside
 // the memory, or a block size a protocol refuses.
 inline void* alloc_bytes(std::size_t bytes, std::initializer_list<range> ranges, const options& opt = {}) {
-  return tsm::alloc_bound(bytes, std::span<const range>(ranges.begin(), ranges.size()), opt);
+  return tsm::detail::alloc_bound(bytes, std::span<const range>(ranges.begin(), ranges.size()), opt, "xsm::alloc_bytes");
 }
 
 // Collective: `count` elements, every block run by `p`.
@@ -45,13 +48,14 @@ T* alloc(std::size_t count, protocol& p, const options& opt = {}) {
   const std::size_t bytes = count * sizeof(T);
   tsm::detail::check_block_size(opt.block_size, "xsm::alloc");  // before dividing by it
   const std::size_t whole = (bytes + opt.block_size - 1) / opt.block_size * opt.block_size;
-  return static_cast<T*>(alloc_bytes(bytes, {range{0, whole == 0 ? opt.block_size : whole, &p}}, opt));
+  const range whole_range{0, whole == 0 ? opt.block_size : whole, &p};
+  return static_cast<T*>(tsm::detail::alloc_bound(bytes, std::span<const range>(&whole_range, 1), opt, "xsm::alloc"));
 }
 
 // Collective: rebinds a range of XSM or TSM memory to `p` before any node touched it.
-inline void bind(void* start, std::size_t bytes, protocol& p) { tsm::bind(start, bytes, p); }
+inline void bind(void* start, std::size_t bytes, protocol& p) { tsm::detail::bind(start, bytes, p, "xsm::bind"); }
 
 // Collective: frees what alloc or alloc_bytes returned (the protocols are told first).
-inline void free(void* p) { tsm::free(p); }
+inline void free(void* p) { tsm::detail::free(p, "xsm::free"); }
 
 }  // namespace squall::xsm

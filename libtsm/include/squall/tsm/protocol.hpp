@@ -122,6 +122,15 @@ void bind(void* start, std::size_t bytes, protocol& p);
 // The protocol running the block at `address` on this node (usage_error outside TSM memory).
 protocol& protocol_at(const void* address);
 
+namespace detail {
+// alloc_bound, bind and free for a layer above (libxsm's entry points). Their one check that
+// the runtime runs names the caller's call `api` ("xsm::free called after squall::finalize"),
+// and so do alloc_bound's other errors.
+void* alloc_bound(std::size_t bytes, std::span<const range_binding> ranges, const options& opt, const char* api);
+void bind(void* start, std::size_t bytes, protocol& p, const char* api);
+void free(void* p, const char* api);
+}  // namespace detail
+
 // Protocols by name, for memory whose options name its protocol (options::protocol: any
 // tsm::alloc or tsm::share, the shared heap of tsm::init, and every segment of a PARMACS
 // program under SQUALL_TSM_PROTOCOL). A maker returns a new object that will run one whole

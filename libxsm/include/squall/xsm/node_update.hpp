@@ -83,7 +83,7 @@ class node_update final : public protocol {
   // Collective: ends this data's phase without a barrier, as a barrier would (the homes'
   // pushes sent, this node's received and unpacked), for a loop whose only synchronisation
   // of this data is its update, as a CHAOS gather is. Other protocols hear nothing.
-  void end_phase() { end_phase(false); }
+  void end_phase();
   // What declare_reads built: per peer, the element indices this node sends (its own) and
   // receives (others'). Empty before declare_reads.
   const comm_pattern& pattern() const { return pattern_; }
