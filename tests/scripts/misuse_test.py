@@ -7,14 +7,42 @@ count written with a digit that is not 0-9 ('²', which str.isdigit takes) is re
 benchmark of bench/list.tsv refuses an option it does not know (a misspelt --iters ran the
 defaults), through scripts/bench as a user runs it; the PARMACS programs built with pthreads
 (pthreads_*), peers that bench/parmacs runs, are refused by scripts/bench as such (it gave
-them --json, which they do not know, and so could never run them)."""
+them --json, which they do not know, and so could never run them). scripts/compare refuses a
+node count or an application named twice in a list, an option given twice, an option's value
+that is the next option ('--results --json' took --json for the folder), a block size above
+libtsm's 64 MiB, and a --results that is a file or under one (each ran the whole experiment,
+then failed with a traceback when writing); and a SQUALL_BUILD_DIR without squallrun (a
+traceback)."""
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_script(args, env=None):
+    """scripts/<args[0]> in a session of its own, ended whole (SIGTERM, then SIGKILL) if it runs
+    on: a script that took a bad argument and ran would leave its job running past the test."""
+    p = subprocess.Popen([str(ROOT / "scripts" / args[0]), *args[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=ROOT, env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=60)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        for signum, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, None)):
+            try:
+                os.killpg(p.pid, signum)
+            except ProcessLookupError:
+                pass
+            try:
+                out, err = p.communicate(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        return subprocess.CompletedProcess(p.args, "still running after 60 s", out, err)
 
 
 def unknown_option_cases():
@@ -52,17 +80,33 @@ def main():
             (["compare", "--nodes", "2000"], "--nodes takes node counts from 1 to 1024 (squallrun's -n), such as 1,2, not '2000'"),
             (["compare", "--count-nodes", "8,1025"], "--count-nodes takes node counts from 1 to 1024"),
             (["compare", "--nodes", "1,+2"], "--nodes takes node counts from 1 to 1024"),
+            (["compare", "--nodes", "1,2,1"], "--nodes names 1 more than once ('1,2,1')"),
+            (["compare", "--count-nodes", "8,8"], "--count-nodes names 8 more than once"),
+            (["compare", "--app", "dsmc,moldyn,dsmc"], "--app names dsmc more than once"),
+            (["compare", "--nodes", "1", "--nodes", "2"], "--nodes given twice"),
+            (["compare", "--results", "--json"], "--results needs a value"),
+            (["compare", "--size", "--no-figure6"], "--size needs a value"),
+            (["compare", "--block-size", str(1 << 27)], f"--block-size takes a power of two from 4096 to {1 << 26} (64 MiB)"),
+            (["compare", "--results", plain.name], f"--results: {plain.name} is not a directory"),
+            (["compare", "--results", plain.name + "/deeper"], f"--results: {plain.name} is not a directory"),
         ]
         cases += unknown_option_cases()
         cases += [(["bench", "am_pingpong", "--iter", "5"], "unknown option '--iter' (the options are --iters V, "),
                   (["bench", "am_pingpong", "--iters", "0"], "am_pingpong: --iters: expected a positive integer, got '0'"),
                   (["bench", "am_stream", "-k", "x"], "am_stream: -k: expected a positive integer, got 'x'")]
         for args, said in cases:
-            p = subprocess.run([str(ROOT / "scripts" / args[0]), *args[1:]], capture_output=True, text=True,
-                               timeout=60, cwd=ROOT)
+            p = run_script(args)
             if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:
                 failures.append(f"{' '.join(args)}: exit {p.returncode}, expected 2 and '{said}' alone\n"
                                 f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    # A build folder without squallrun: refused before anything runs (scripts/compare ran every
+    # version, then failed with a traceback for the sequential program it could not start).
+    for script in ("compare",):
+        p = run_script([script], env=dict(os.environ, SQUALL_BUILD_DIR="/nonexistent-squall-build"))
+        said = "SQUALL_BUILD_DIR=/nonexistent-squall-build holds no bin/squallrun"
+        if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:
+            failures.append(f"scripts/{script} with SQUALL_BUILD_DIR=/nonexistent-squall-build: exit {p.returncode}, "
+                            f"expected 2 and '{said}'\nstdout: {p.stdout}\nstderr: {p.stderr}")
     # scripts/compare's bound is squallrun's.
     squallrun = Path(os.environ["SQUALL_BUILD_DIR"]) / "bin" / "squallrun"
     p = subprocess.run([str(squallrun), "-n", "1025", "/bin/true"], capture_output=True, text=True, timeout=60)
