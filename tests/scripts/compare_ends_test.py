@@ -1,26 +1,39 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""scripts/compare when a run fails, on a build folder of links to
+"""scripts/compare when a run fails, and when it is stopped, on a build folder of links to
 $SQUALL_BUILD_DIR's programs in which some of DSMC's are scripts standing in for them.
 
 A version that fails in the middle of a comparison (dsmc_tsm printing checksum_ok false and
 exiting 1, dsmc_xsm killed by SIGSEGV) is named on standard error, the others run on, the
 JSON summary and the record mark both (checksum_ok false, "error"), and scripts/compare ends
-with status 1: it ended 0, and said nothing."""
+with status 1: it ended 0, and said nothing.
+
+SIGTERM, SIGINT or SIGHUP to scripts/compare alone, or SIGINT to its process group (a
+terminal's Ctrl-C), while the sequential reference or a version's job runs, or as it starts,
+ends it with 128 + the signal and leaves no process of the job running and no record, whole
+or partial: SIGTERM ended scripts/compare and left the job running, its nodes computing on."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ["SQUALL_BUILD_DIR"]).resolve()
 COMPARE = str(ROOT / "scripts" / "compare")
+MARK = "424242"  # the seed of the runs that never end: marks this test's processes
 
 # Stand-ins, by what the environment asks: COMPARE_TEST_FAIL=1 makes dsmc_tsm's result wrong
-# and kills dsmc_xsm.
+# and kills dsmc_xsm; COMPARE_TEST_SLOW=seq or chaos makes that program run for ever (a
+# hundred million steps, marked by the seed).
 STAND_INS = {
+    "dsmc_seq": '[ "$COMPARE_TEST_SLOW" = seq ] && exec {real} --cells 12 8 8 --steps 100000000 --seed {mark} --json\n'
+                'exec {real} "$@"\n',
+    "dsmc_chaos": '[ "$COMPARE_TEST_SLOW" = chaos ] && exec {real} --cells 12 8 8 --steps 100000000 --seed {mark} --json\n'
+                  'exec {real} "$@"\n',
     "dsmc_tsm": '[ "$COMPARE_TEST_FAIL" = 1 ] || exec {real} "$@"\n'
                 '{real} "$@" | sed \'s/"checksum_ok":"true"/"checksum_ok":"false"/\'\n'
                 'exit 1\n',
@@ -35,7 +48,7 @@ def stand_in_build(folder):
     for program in (BUILD / "bin").iterdir():
         target = folder / "bin" / program.name
         if program.name in STAND_INS:
-            target.write_text("#!/bin/sh\n" + STAND_INS[program.name].format(real=program))
+            target.write_text("#!/bin/sh\n" + STAND_INS[program.name].format(real=program, mark=MARK))
             target.chmod(0o755)
         else:
             target.symlink_to(program)
@@ -76,11 +89,90 @@ def failed_versions(build, failures):
             failures.append(f"failed versions: the record's failures: {listed}")
 
 
+def marked():
+    """This test's never-ending programs that are still running (zombies are gone already)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if MARK.encode() in args and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def kill_marked():
+    for pid in marked():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def stopped(build, failures, slow, signum, when, group=False):
+    """Starts scripts/compare with COMPARE_TEST_SLOW=slow, sends signum `when` (seconds after the
+    start, or "running": once the slow program runs) to it, or to its group, and checks the end."""
+    what = f"{signal.Signals(signum).name} {'to the group ' if group else ''}{when}{' s' if when != 'running' else ''} " \
+           f"into {'the sequential reference' if slow == 'seq' else 'a version'}"
+    with tempfile.TemporaryDirectory() as results:
+        env = dict(os.environ, SQUALL_BUILD_DIR=str(build), COMPARE_TEST_SLOW=slow)
+        # Standard error to a file: a process left running would hold a pipe open.
+        err_file = tempfile.TemporaryFile(mode="w+")
+        compare = subprocess.Popen(compare_args(results, "--nodes", "2"), stdout=subprocess.DEVNULL,
+                                   stderr=err_file, env=env, cwd=ROOT, start_new_session=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        if when == "running":
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(marked()) < (1 if slow == "seq" else 2):
+                time.sleep(0.05)
+            if not marked():
+                failures.append(f"{what}: the slow program did not start within 60 s")
+        else:
+            time.sleep(when)
+        if group:
+            os.killpg(compare.pid, signum)
+        else:
+            compare.send_signal(signum)
+        try:
+            compare.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            compare.kill()
+            compare.wait()
+            failures.append(f"{what}: scripts/compare still running 90 s later")
+        deadline = time.monotonic() + 10  # the nodes' last moments, after squallrun's
+        while marked() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = marked()
+        kill_marked()
+        err_file.seek(0)
+        err = err_file.read()
+        written = sorted(p.name for p in Path(results).iterdir())
+        # A signal before Python set its handlers ends it by the signal itself: nothing had started.
+        ended = compare.returncode in (128 + signum, -signum) if when != "running" else compare.returncode == 128 + signum
+        if not ended or left or written or "Traceback" in err:
+            failures.append(f"{what}: exit {compare.returncode}, expected {128 + signum}; left running: {left}; "
+                            f"written: {written}\n{err}")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as folder:
         build = stand_in_build(Path(folder))
-        failed_versions(build, failures)
+        try:
+            failed_versions(build, failures)
+            for slow, signum, when, group in (("seq", signal.SIGTERM, "running", False),
+                                              ("chaos", signal.SIGTERM, "running", False),
+                                              ("chaos", signal.SIGINT, "running", False),
+                                              ("chaos", signal.SIGINT, "running", True),
+                                              ("chaos", signal.SIGHUP, "running", False),
+                                              ("seq", signal.SIGTERM, 0.0, False),
+                                              ("seq", signal.SIGTERM, 0.1, False),
+                                              ("seq", signal.SIGINT, 0.3, True)):
+                stopped(build, failures, slow, signum, when, group)
+        finally:
+            kill_marked()
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")
