@@ -12,7 +12,8 @@ node count or an application named twice in a list, an option given twice, an op
 that is the next option ('--results --json' took --json for the folder), a block size above
 libtsm's 64 MiB, and a --results that is a file or under one (each ran the whole experiment,
 then failed with a traceback when writing); and a SQUALL_BUILD_DIR without squallrun (a
-traceback)."""
+traceback). scripts/demo, which took no arguments and ignored them, refuses one (a misspelt
+option ran the whole demonstration), as it refuses a SQUALL_BUILD_DIR without squallrun."""
 import os
 import signal
 import subprocess
@@ -89,6 +90,8 @@ def main():
             (["compare", "--block-size", str(1 << 27)], f"--block-size takes a power of two from 4096 to {1 << 26} (64 MiB)"),
             (["compare", "--results", plain.name], f"--results: {plain.name} is not a directory"),
             (["compare", "--results", plain.name + "/deeper"], f"--results: {plain.name} is not a directory"),
+            (["demo", "--bogus"], "scripts/demo: takes no arguments (got '--bogus')"),
+            (["demo", "2"], "scripts/demo: takes no arguments (got '2')"),
         ]
         cases += unknown_option_cases()
         cases += [(["bench", "am_pingpong", "--iter", "5"], "unknown option '--iter' (the options are --iters V, "),
@@ -101,7 +104,7 @@ def main():
                                 f"stdout: {p.stdout}\nstderr: {p.stderr}")
     # A build folder without squallrun: refused before anything runs (scripts/compare ran every
     # version, then failed with a traceback for the sequential program it could not start).
-    for script in ("compare",):
+    for script in ("compare", "demo"):
         p = run_script([script], env=dict(os.environ, SQUALL_BUILD_DIR="/nonexistent-squall-build"))
         said = "SQUALL_BUILD_DIR=/nonexistent-squall-build holds no bin/squallrun"
         if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""scripts/demo stopped: SIGTERM or SIGHUP to it alone (a `kill`, a CI timeout), or SIGINT to its
+process group (a terminal's Ctrl-C), as it starts or while one of its jobs runs, ends it with
+128 + the signal and leaves nothing it started running. SIGTERM ended the script alone: the
+job it waited for (squallrun and its nodes) ran on, and so did the command substitution's
+shell around it. Runs on $SQUALL_BUILD_DIR as it is (no setup, no build)."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = str(ROOT / "scripts" / "demo")
+
+
+def children(pid):
+    try:
+        return [int(x) for task in os.listdir(f"/proc/{pid}/task")
+                for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def descendants(pid):
+    found, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        found += kids
+        todo += kids
+    return found
+
+
+def running(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def command_of(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "?"
+
+
+def stop(failures, signum, when, group):
+    """Starts scripts/demo, sends signum `when` (seconds after the start, or (benchmark, nodes):
+    once that many nodes of the benchmark run) to it or its group, and checks the end."""
+    what = f"{signal.Signals(signum).name}{' to the group' if group else ''} at {when}"
+    # Standard error to a file, not a pipe: a process left running would hold a pipe open, and
+    # reading it to its end would wait for that process to end.
+    err_file = tempfile.TemporaryFile(mode="w+")
+    demo = subprocess.Popen([DEMO], stdout=subprocess.DEVNULL, stderr=err_file, cwd=ROOT,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    seen = set()  # every process of the demonstration seen up to the signal
+    if isinstance(when, tuple):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            tree = descendants(demo.pid)
+            seen.update(tree)
+            if sum(Path(command_of(p).split(" ")[0]).name == when[0] for p in tree) >= when[1]:
+                break
+            time.sleep(0.05)
+        else:
+            failures.append(f"{what}: no {when[0]} job of {when[1]} nodes within 60 s")
+    else:
+        time.sleep(when)
+    seen.update(descendants(demo.pid))
+    os.killpg(demo.pid, signum) if group else demo.send_signal(signum)
+    try:
+        demo.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        seen.update(descendants(demo.pid))
+        demo.kill()
+        demo.wait()
+        failures.append(f"{what}: scripts/demo still running 90 s later")
+    # scripts/demo waits for its session to empty before it ends: a second is for the kernel.
+    # (Its jobs end of themselves a few seconds later: a longer wait would pass the old script.)
+    deadline = time.monotonic() + 1
+    while any(running(p) for p in seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = {p: command_of(p) for p in seen if running(p)}
+    err_file.seek(0)
+    err = err_file.read()
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # A signal before bash set its traps ends it by the signal itself: nothing had started.
+    ended = demo.returncode == 128 + signum or (not isinstance(when, tuple) and demo.returncode == -signum)
+    if not ended or left:
+        failures.append(f"{what}: exit {demo.returncode}, expected {128 + signum}; left running: {left}\n{err}")
+
+
+def main():
+    failures = []
+    # am_pingpong on 4 nodes runs for seconds on 2 cores: long enough to be seen left running.
+    for signum, when, group in ((signal.SIGTERM, ("am_pingpong", 4), False),
+                                (signal.SIGINT, ("am_pingpong", 2), True),
+                                (signal.SIGHUP, ("am_stream", 2), False),
+                                (signal.SIGTERM, 0.0, False),
+                                (signal.SIGTERM, 0.3, False)):
+        stop(failures, signum, when, group)
+    if failures:
+        sys.exit("FAILED:\n" + "\n".join(failures))
+    print("passed")
+
+
+if __name__ == "__main__":
+    main()
