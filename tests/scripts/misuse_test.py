@@ -7,7 +7,9 @@ count written with a digit that is not 0-9 ('²', which str.isdigit takes) is re
 benchmark of bench/list.tsv refuses an option it does not know (a misspelt --iters ran the
 defaults), through scripts/bench as a user runs it; the PARMACS programs built with pthreads
 (pthreads_*), peers that bench/parmacs runs, are refused by scripts/bench as such (it gave
-them --json, which they do not know, and so could never run them). scripts/compare refuses a
+them --json, which they do not know, and so could never run them). scripts/bench refuses more
+nodes than squallrun starts, -n or --results given twice, and an option for --results' value;
+scripts/compare refuses a
 node count or an application named twice in a list, an option given twice, an option's value
 that is the next option ('--results --json' took --json for the folder), a block size above
 libtsm's 64 MiB, and a --results that is a file or under one (each ran the whole experiment,
@@ -74,7 +76,11 @@ def main():
             (["bench", "am_pingpong", "--results", plain.name, "--iters", "200", "--trials", "1"],
              f"--results: {plain.name} is not a directory"),
             (["bench", "am_pingpong", "--results", plain.name + "/deeper"], f"--results: {plain.name} is not a directory"),
-            (["bench", "am_pingpong", "-n", "\u00b2"], "-n: expected a positive number of nodes, got '\u00b2'"),
+            (["bench", "am_pingpong", "-n", "\u00b2"], "-n: expected a number of nodes from 1 to 1024 (squallrun's -n), got '\u00b2'"),
+            # squallrun refused it after the build, in two lines
+            (["bench", "am_pingpong", "-n", "2000"], "-n: expected a number of nodes from 1 to 1024 (squallrun's -n), got '2000'"),
+            (["bench", "am_pingpong", "-n", "2", "-n", "3"], "-n given twice"),
+            (["bench", "am_pingpong", "--results", "--json"], "--results needs a value"),  # made a folder named --json
             (["compare", "--repeat", "\u00b2"], "--repeat takes a positive number of runs, not '\u00b2'"),
             (["compare", "--block-size", "\u00b2"], "--block-size takes a power of two"),
             # squallrun starts at most 1024 nodes (checked below): a larger count ran, and failed, every version.
