@@ -245,5 +245,26 @@ TEST(Figures, PrintsOneJsonObjectOnOneLine) {
   EXPECT_EQ(out.str(), "{\"app\":\"x\\\"y\",\"count\":42,\"ratio\":0.25}\n");
 }
 
+// --block-size, read alike by every TSM and XSM version: what tsm::alloc takes, refused by name
+// before the runtime (each version checked its own, or left it to tsm::alloc on every node).
+TEST(Options, BlockSizeIsAPowerOfTwoFromAPageTo64MiB) {
+  const auto block = [](const std::string& text) {
+    const char* argv[] = {"prog", "--block-size", text.c_str()};
+    Options options(3, argv);
+    try {
+      return std::to_string(options.block_size());
+    } catch (const OptionError& e) {
+      return std::string(e.what());
+    }
+  };
+  for (const std::string ok : {"4096", "8192", "65536", "67108864"}) EXPECT_EQ(block(ok), ok);
+  for (const std::string bad : {"0", "1", "2048", "4097", "6000", "134217728", "1099511627776"}) {
+    EXPECT_EQ(block(bad), "--block-size: expected a power of two from 4096 to 67108864 (bytes), got " + bad) << bad;
+  }
+  const char* none[] = {"prog"};
+  Options without(1, none);
+  EXPECT_EQ(without.block_size(), 4096u);
+}
+
 }  // namespace
 }  // namespace squall::apps

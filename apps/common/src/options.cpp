@@ -83,6 +83,15 @@ std::vector<std::uint64_t> Options::counts(const std::string& name, std::vector<
   return result;
 }
 
+std::size_t Options::block_size(std::size_t fallback) {
+  const std::uint64_t bytes = count("block-size", fallback);
+  if (bytes < kMinBlockSize || bytes > kMaxBlockSize || (bytes & (bytes - 1)) != 0) {
+    throw OptionError("--block-size: expected a power of two from " + std::to_string(kMinBlockSize) + " to " +
+                      std::to_string(kMaxBlockSize) + " (bytes), got " + std::to_string(bytes));
+  }
+  return bytes;
+}
+
 void Options::finish() const {
   for (const auto& [name, values] : values_) {
     if (!read_.count(name)) throw OptionError("unknown option --" + name);

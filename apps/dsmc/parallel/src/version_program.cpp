@@ -26,9 +26,8 @@ VersionOptions read_version_options(Options& options, bool block_size) {
   VersionOptions v;
   v.config = read_dsmc_config(options);
   if (block_size) {
-    v.block_size = options.count("block-size", 4096);
     // Sizes the receive buffers before the TSM or XSM segment checks it (0 divided there).
-    if (v.block_size == 0) throw OptionError("--block-size: a block holds at least one byte");
+    v.block_size = options.block_size();
   }
   v.json = options.flag("json");
   options.finish();

@@ -66,6 +66,8 @@ void SharedPositions::fetch_ahead(std::span<const Pair> pairs) {
   fetching_ = true;
 }
 
-std::size_t read_block_size(Options& options) { return options.count("block-size", 4096); }
+static_assert(kMaxBlockSize == tsm::max_block_size, "apps' --block-size bound is libtsm's");
+
+std::size_t read_block_size(Options& options) { return options.block_size(); }
 
 }  // namespace squall::apps::moldyn

@@ -15,13 +15,9 @@ RunOptions read_run_options(Options& options, bool with_block_size, std::size_t 
   o.seed = options.count("seed", 1);
   o.parts = std::max<std::size_t>(1, options.count("parts", 32));
   if (with_block_size) {
-    o.block_size = options.count("block-size", 4096);
-    // What tsm::alloc takes (a page or more); a block of fewer bytes than a node's values
-    // divided by zero in the renaming before the allocation could refuse it.
-    if (o.block_size < 4096 || (o.block_size & (o.block_size - 1)) != 0) {
-      throw OptionError("--block-size: expected a power of two of at least 4096 (bytes), got " +
-                        std::to_string(o.block_size));
-    }
+    // A block of fewer bytes than a node's values divided by zero in the renaming before the
+    // allocation could refuse it.
+    o.block_size = options.block_size();
   }
   o.json = options.flag("json");
   options.finish();

@@ -4,6 +4,7 @@
 //
 // A program reads each option it knows with a default, then calls finish(), which rejects
 // anything it did not read; every error is an OptionError naming the option.
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -18,6 +19,11 @@ class OptionError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The coherence blocks tsm::alloc takes (libtsm's tsm::max_block_size; apps/common does not
+// link libtsm: the TSM versions check that the two agree).
+inline constexpr std::size_t kMinBlockSize = 4096;
+inline constexpr std::size_t kMaxBlockSize = std::size_t{64} << 20;
 
 class Options {
  public:
@@ -37,6 +43,11 @@ class Options {
   // Exactly `fallback.size()` non-negative integers, each at most `max`.
   std::vector<std::uint64_t> counts(const std::string& name, std::vector<std::uint64_t> fallback,
                                     std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
+  // --block-size of the TSM and XSM versions: a power of two from kMinBlockSize to kMaxBlockSize
+  // bytes, what tsm::alloc takes. Checked here, with the option's name, for every version alike:
+  // each checked its own (or not at all), and tsm::alloc's refusal came from every node, with
+  // status 1.
+  std::size_t block_size(std::size_t fallback = 4096);
   void finish() const;  // throws on an option no getter asked for
 
  private:

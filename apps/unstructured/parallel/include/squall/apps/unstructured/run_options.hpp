@@ -16,8 +16,8 @@ struct RunOptions {
   bool json = false;
 };
 
-// Reads the options and calls finish(); throws OptionError naming a bad one (--block-size: a
-// power of two of at least 4096 bytes), or when the mesh --nodes makes has fewer nodes than
+// Reads the options and calls finish(); throws OptionError naming a bad one (--block-size:
+// Options::block_size, a power of two from 4096 bytes to 64 MiB), or when the mesh --nodes makes has fewer nodes than
 // `parts`, the job's nodes (or MPI processes): every version gives each one a part of at least
 // one mesh node (CHAOS's RCB and the MPI version's cannot make an empty part).
 RunOptions read_run_options(Options& options, bool with_block_size, std::size_t parts);
