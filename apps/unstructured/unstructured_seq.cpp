@@ -7,13 +7,14 @@
 #include "squall/apps/options.hpp"
 #include "squall/apps/unstructured/block_cut.hpp"
 #include "squall/apps/unstructured/mesh_generator.hpp"
+#include "squall/apps/unstructured/options.hpp"
 #include "squall/apps/unstructured/sequential.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: unstructured_seq [--nodes N] [--iterations I] [--seed S] [--parts P] [--json]\n"
-    "  --nodes N       mesh size in nodes (default 9428, the paper's mesh)\n"
+    "  --nodes N       mesh size in nodes (default 9428, the paper's mesh; at most 227147)\n"
     "  --iterations I  flow iterations (default 50)\n"
     "  --seed S        generator seed (default 1)\n"
     "  --parts P       blocks for the block-partition cut statistic (default 32)\n"
@@ -22,10 +23,7 @@ constexpr const char* kUsage =
 int run(squall::apps::Options& options) {
   using namespace squall::apps;
   using namespace squall::apps::unstructured;
-  const std::size_t nodes = options.count("nodes", kPaperNodes);
-  const std::size_t iterations = options.count("iterations", 50);
-  const std::uint64_t seed = options.count("seed", 1);
-  const std::size_t parts = std::max<std::size_t>(1, options.count("parts", 32));
+  const auto [nodes, iterations, seed, parts] = read_mesh_options(options);
   const bool json = options.flag("json");
   options.finish();
 

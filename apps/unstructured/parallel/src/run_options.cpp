@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "squall/apps/unstructured/run_options.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "squall/apps/unstructured/mesh_generator.hpp"
+#include "squall/apps/unstructured/options.hpp"
 
 namespace squall::apps::unstructured {
 
 RunOptions read_run_options(Options& options, bool with_block_size, std::size_t parts) {
   RunOptions o;
-  o.nodes = options.count("nodes", kPaperNodes);
-  o.iterations = options.count("iterations", 50);
-  o.seed = options.count("seed", 1);
-  o.parts = std::max<std::size_t>(1, options.count("parts", 32));
+  const MeshOptions mesh = read_mesh_options(options);
+  o.nodes = mesh.nodes;
+  o.iterations = mesh.iterations;
+  o.seed = mesh.seed;
+  o.parts = mesh.parts;
   if (with_block_size) {
     // A block of fewer bytes than a node's values divided by zero in the renaming before the
     // allocation could refuse it.
