@@ -4,15 +4,42 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "squall/apps/moldyn/forces.hpp"
 #include "squall/apps/moldyn/integrator.hpp"
 #include "squall/apps/moldyn/interaction_list.hpp"
+#include "squall/apps/options.hpp"
 
 namespace squall::apps::moldyn {
 
 std::size_t default_interactions(std::size_t molecules) {
   return static_cast<std::size_t>(std::llround(1e6 * static_cast<double>(molecules) / 8788.0));
+}
+
+double first_list_radius(const MoldynConfig& config, const Molecules& m) {
+  const std::size_t target = config.interactions ? config.interactions : default_interactions(m.size());
+  const std::size_t all = m.size() * (m.size() - 1) / 2;
+  const std::string asked =
+      "--cells " + std::to_string(config.lattice.cells[0]) + " (" + std::to_string(m.size()) + " molecules) and " +
+      (config.interactions ? "--interactions " + std::to_string(target)
+                           : "the default --interactions (" + std::to_string(target) + " pairs for so many molecules)");
+  if (target == 0 || target >= all) {
+    throw OptionError(asked + ": the molecules have " + std::to_string(all) +
+                      " pairs, not more than the target; give a larger --cells or a smaller --interactions");
+  }
+  double radius = 0;
+  try {
+    radius = radius_for_pairs(m.position, m.box, target);
+  } catch (const std::invalid_argument&) {
+    throw OptionError(asked + ": the list radius would exceed half the box; give a larger --cells or a smaller "
+                      "--interactions");
+  }
+  if (radius - config.skin <= 0) {
+    throw OptionError(asked + ": the list radius, " + std::to_string(radius) + ", is within the skin (" +
+                      std::to_string(config.skin) + "), leaving no force cut-off; give a larger --interactions");
+  }
+  return radius;
 }
 
 std::vector<Pair> build_interaction_list(std::span<const Vec3> position, const Vec3& box,
@@ -30,8 +57,7 @@ MoldynResult run_moldyn(const MoldynConfig& config, PhaseTimer& timer) {
   {
     auto scope = timer.time("generate");
     m = generate_molecules(config.lattice);
-    const std::size_t target = config.interactions ? config.interactions : default_interactions(m.size());
-    result.list_radius = radius_for_pairs(m.position, m.box, target);
+    result.list_radius = first_list_radius(config, m);
   }
   result.cutoff = result.list_radius - config.skin;
   if (result.cutoff <= 0) throw std::invalid_argument("moldyn: the skin exceeds the list radius");

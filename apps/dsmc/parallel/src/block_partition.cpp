@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "squall/apps/options.hpp"
+
 namespace squall::apps::dsmc {
 namespace {
 
@@ -22,10 +24,14 @@ BlockPartition::BlockPartition(const Grid& grid, int nodes) : grid_(grid) {
     }
   }
   py_ = nodes / px_;
+  // The grid comes from --cells and the node count from the job: refused as a bad command line
+  // (status 2, said once for the job), as unstructured refuses a mesh too small for the job.
   if (py_ > grid.cells[1]) {
-    throw std::invalid_argument("dsmc partition: " + std::to_string(nodes) + " nodes cannot each have cells of a " +
-                                std::to_string(grid.cells[0]) + "x" + std::to_string(grid.cells[1]) +
-                                " face (blocks along x, then y)");
+    throw OptionError("--cells " + std::to_string(grid.cells[0]) + " " + std::to_string(grid.cells[1]) + " " +
+                      std::to_string(grid.cells[2]) + ": the job's " + std::to_string(nodes) +
+                      " nodes (or MPI processes) cannot each have cells of the " + std::to_string(grid.cells[0]) + "x" +
+                      std::to_string(grid.cells[1]) +
+                      " face (blocks along x, then y): give more cells along x and y, or run on fewer nodes");
   }
 }
 

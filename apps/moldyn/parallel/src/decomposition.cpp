@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "squall/apps/moldyn/lattice_generator.hpp"
 #include "squall/apps/moldyn/options.hpp"
@@ -62,11 +63,14 @@ Decomposition decompose(const MoldynConfig& config, int parts) {
   if (parts < 1) throw std::invalid_argument("moldyn: at least one part");
   Decomposition d;
   const Molecules input = generate_molecules(config.lattice);
-  const std::size_t target = config.interactions ? config.interactions : default_interactions(input.size());
-  d.list_radius = radius_for_pairs(input.position, input.box, target);
+  d.list_radius = first_list_radius(config, input);
   d.cutoff = d.list_radius - config.skin;
-  if (d.cutoff <= 0) throw std::invalid_argument("moldyn: the skin exceeds the list radius");
-  if (input.size() < static_cast<std::size_t>(parts)) throw std::invalid_argument("moldyn: fewer molecules than nodes");
+  if (input.size() < static_cast<std::size_t>(parts)) {
+    throw OptionError("--cells " + std::to_string(config.lattice.cells[0]) + " makes " + std::to_string(input.size()) +
+                      " molecules, too few to give each of the job's " + std::to_string(parts) +
+                      " nodes (or MPI processes) one: give a larger --cells, or run on at most " +
+                      std::to_string(input.size()));
+  }
 
   std::vector<std::uint32_t> all(input.size());
   std::iota(all.begin(), all.end(), 0u);

@@ -36,6 +36,13 @@ struct MoldynResult {
 // The paper's density of interactions: 10^6 pairs for 8,788 molecules.
 std::size_t default_interactions(std::size_t molecules);
 
+// The first interaction list's radius for config's molecules `m` (radius_for_pairs on
+// --interactions, or default_interactions), checked to leave a positive force cut-off. A target
+// the molecules cannot meet (as many pairs as they have, a radius beyond half the box, one
+// within the skin) is an OptionError naming --cells and --interactions: every program ended
+// with status 1 and radius_for_pairs' words, once a node. Every program computes it alike.
+double first_list_radius(const MoldynConfig& config, const Molecules& m);
+
 std::vector<Pair> build_interaction_list(std::span<const Vec3> position, const Vec3& box,
                                          double radius);
 
