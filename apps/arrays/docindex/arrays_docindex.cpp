@@ -131,6 +131,8 @@ int run(Options& options) {
   const auto queries = options.count_as<std::uint32_t>("queries", small ? 24 : 64);
   options.finish();
   if (shape.vocabulary < 2) throw squall::apps::OptionError("--vocabulary must be at least 2");
+  // No document, no word element to report the totals: the run ended "MISMATCH", status 1.
+  if (shape.documents < 1) throw squall::apps::OptionError("--documents must be at least 1");
 
   squall::init();
   const int me = squall::node(), nodes = squall::nodes();

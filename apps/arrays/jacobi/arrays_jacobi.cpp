@@ -215,6 +215,8 @@ int run(Options& options) {
   cfg.check_every = options.count_as<int>("check-every", 1);
   cfg.migrate_every = options.count_as<int>("migrate-every", 0);
   options.finish();
+  // --grid 0 ended in block_home ("bound 0 in dimension 0"), status 1, once a node.
+  if (cfg.n < 1) throw squall::apps::OptionError("--grid must be at least 1");
   if (cfg.block < 1 || cfg.n % cfg.block != 0) throw squall::apps::OptionError("--block must divide --grid");
   if (cfg.iterations < 1 || cfg.check_every < 1)
     throw squall::apps::OptionError("--iterations and --check-every must be at least 1");
