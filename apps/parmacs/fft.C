@@ -149,6 +149,7 @@ int main(int argc, char *argv[])
       exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
+  option_no_operands(argc, argv, optind);
   if (M < 2 || M > 30 || M % 2 != 0 || P < 1 || P > MAX_PROCS || P > (1L << (M / 2))) {
     fprintf(stderr, "fft: need M even in 2..30 and 1 <= P <= min(%d, 2^(M/2))\n", MAX_PROCS);
     exit(OPTION_REFUSED);

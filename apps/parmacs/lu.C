@@ -155,6 +155,7 @@ int main(int argc, char *argv[])
       exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
+  option_no_operands(argc, argv, optind);
   if (B < 1 || N < B || N % B != 0 || P < 1 || P > MAX_PROCS) {
     fprintf(stderr, "lu: need B >= 1, N a multiple of B, 1 <= P <= %d\n", MAX_PROCS);
     exit(OPTION_REFUSED);

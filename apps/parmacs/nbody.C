@@ -165,6 +165,7 @@ int main(int argc, char *argv[])
       exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
+  option_no_operands(argc, argv, optind);
   if (N < 2 || N > MAX_BODIES || steps < 1 || P < 1 || P > MAX_PROCS || P > N) {
     fprintf(stderr, "nbody: need 2 <= bodies <= %d, steps >= 1, 1 <= P <= min(%d, bodies)\n",
             MAX_BODIES, MAX_PROCS);

@@ -37,6 +37,17 @@ static inline long option_long(const char *program, int flag, const char *text)
   return value;
 }
 
+/* After the getopt loop: an argument that is not an option ("parmacs_sor 100" for -n 100) is
+ * refused, named as getopt names an option it does not know (after argv[0]). getopt moves such
+ * arguments to the end, and the program ran the defaults, saying nothing. */
+static inline void option_no_operands(int argc, char *const argv[], int first)
+{
+  if (first < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s' (options are -x value; -h lists them)\n", argv[0], argv[first]);
+    exit(OPTION_REFUSED);
+  }
+}
+
 /* A finite number as strtod reads it (1.5, 15e-1), but not "nan" or "inf". */
 static inline double option_double(const char *program, int flag, const char *text)
 {

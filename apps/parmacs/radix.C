@@ -193,6 +193,7 @@ int main(int argc, char *argv[])
       exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
+  option_no_operands(argc, argv, optind);
   for (bits = 0; bits <= 16 && (1L << bits) < radix; bits++) {}  /* 17: too large (no 1L << 63) */
   if (N < 1 || radix < 2 || (1L << bits) != radix || bits > 16 || maxkey < 2 || maxkey > (1L << 32) ||
       P < 1 || P > MAX_PROCS || P > radix) {

@@ -133,6 +133,7 @@ int main(int argc, char *argv[])
       exit(c == 'h' ? 0 : OPTION_REFUSED);
     }
   }
+  option_no_operands(argc, argv, optind);
   /* SOR converges only for 0 < omega < 2: outside, the sweeps diverge or stand still. */
   if (N < 3 || iterations < 1 || !(omega > 0 && omega < 2) || P < 1 || P > MAX_PROCS || P > N - 2) {
     fprintf(stderr, "sor: need N >= 3, iterations >= 1, 0 < omega < 2, 1 <= P <= min(%d, N - 2)\n", MAX_PROCS);
