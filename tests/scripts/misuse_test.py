@@ -17,6 +17,7 @@ then failed with a traceback when writing); and a SQUALL_BUILD_DIR without squal
 traceback). scripts/demo, which took no arguments and ignored them, refuses one (a misspelt
 option ran the whole demonstration), as it refuses a SQUALL_BUILD_DIR without squallrun."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,6 +47,38 @@ def run_script(args, env=None):
             except subprocess.TimeoutExpired:
                 continue
         return subprocess.CompletedProcess(p.args, "still running after 60 s", out, err)
+
+
+def unreachable_results(failures):
+    """--results under a folder the user may not look in, or in one it may not write in: one
+    line and status 2 (Path.exists raised PermissionError: a traceback). Run as nobody, since
+    root may look and write everywhere."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        print("not root, or no setpriv: --results out of reach is not tried")
+        return
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    scripts = [str(ROOT / "scripts" / name) for name in ("compare", "bench")]
+    if subprocess.run([*nobody, "test", "-r", scripts[0], "-a", "-r", scripts[1]]).returncode != 0:
+        print("the scripts are not readable by nobody: --results out of reach is not tried")
+        return
+    with tempfile.TemporaryDirectory() as closed:  # mode 0700, root's: nobody may not look in it
+        check_as(nobody, scripts[0], ["--results", f"{closed}/x"],
+                 f"--results: cannot reach {closed}/x: Permission denied", failures)
+        check_as(nobody, scripts[1], ["am_pingpong", "--results", f"{closed}/x/y"],
+                 f"--results: cannot reach {closed}/x/y: Permission denied", failures)
+        read_only = Path(closed) / "read-only"
+        read_only.mkdir(mode=0o755)
+        os.chmod(closed, 0o711)  # nobody may pass through now, into a folder it may not write in
+        check_as(nobody, scripts[0], ["--results", f"{read_only}/x"], f"--results: cannot write in {read_only}",
+                 failures)
+
+
+def check_as(prefix, script, args, said, failures):
+    p = subprocess.run([*prefix, script, *args], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, SQUALL_BUILD_DIR="/nonexistent-squall-build"))
+    if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:
+        failures.append(f"as nobody, {Path(script).name} {' '.join(args)}: exit {p.returncode}, expected 2 and "
+                        f"'{said}' alone\nstdout: {p.stdout}\nstderr: {p.stderr}")
 
 
 def unknown_option_cases():
@@ -116,6 +149,7 @@ def main():
         if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:
             failures.append(f"scripts/{script} with SQUALL_BUILD_DIR=/nonexistent-squall-build: exit {p.returncode}, "
                             f"expected 2 and '{said}'\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    unreachable_results(failures)
     # scripts/compare's bound is squallrun's.
     squallrun = Path(os.environ["SQUALL_BUILD_DIR"]) / "bin" / "squallrun"
     p = subprocess.run([str(squallrun), "-n", "1025", "/bin/true"], capture_output=True, text=True, timeout=60)
