@@ -11,7 +11,10 @@ with status 1: it ended 0, and said nothing.
 SIGTERM, SIGINT or SIGHUP to scripts/compare alone, or SIGINT to its process group (a
 terminal's Ctrl-C), while the sequential reference or a version's job runs, or as it starts,
 ends it with 128 + the signal and leaves no process of the job running and no record, whole
-or partial: SIGTERM ended scripts/compare and left the job running, its nodes computing on."""
+or partial: SIGTERM ended scripts/compare and left the job running, its nodes computing on.
+So does a signal while scripts/setup or scripts/build runs (a copy of scripts/compare beside
+stand-ins for the two that wait): the handler waited for the child inside the wait it had
+interrupted, and scripts/compare hung for ever."""
 import json
 import os
 import signal
@@ -89,7 +92,7 @@ def failed_versions(build, failures):
             failures.append(f"failed versions: the record's failures: {listed}")
 
 
-def marked():
+def marked(mark=MARK):
     """This test's never-ending programs that are still running (zombies are gone already)."""
     found = []
     for entry in Path("/proc").iterdir():
@@ -98,13 +101,13 @@ def marked():
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if MARK.encode() in args and state != "Z":
+        if mark.encode() in args and state != "Z":
             found.append(int(entry.name))
     return found
 
 
-def kill_marked():
-    for pid in marked():
+def kill_marked(mark=MARK):
+    for pid in marked(mark):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -156,6 +159,46 @@ def stopped(build, failures, slow, signum, when, group=False):
                             f"written: {written}\n{err}")
 
 
+SLEEP_MARK = "4242.4243"  # the stand-ins for scripts/setup and scripts/build sleep this long
+
+
+def stopped_while_building(failures):
+    """SIGTERM to a copy of scripts/compare (no SQUALL_BUILD_DIR: it sets up and builds) while
+    the stand-in for scripts/setup, then for scripts/build, sleeps."""
+    with tempfile.TemporaryDirectory() as root:
+        (Path(root) / "scripts").mkdir()
+        copy = Path(root) / "scripts" / "compare"
+        copy.write_text(Path(COMPARE).read_text())
+        copy.chmod(0o755)
+        for name in ("setup", "build"):
+            stand_in = Path(root) / "scripts" / name
+            stand_in.write_text(f'#!/bin/sh\n[ "$COMPARE_TEST_SLOW" = {name} ] && exec sleep {SLEEP_MARK}\nexit 0\n')
+            stand_in.chmod(0o755)
+        for name in ("setup", "build"):
+            env = {k: v for k, v in os.environ.items() if k != "SQUALL_BUILD_DIR"}
+            err_file = tempfile.TemporaryFile(mode="w+")
+            compare = subprocess.Popen([str(copy), "--app", "dsmc", "--results", str(Path(root) / "results")],
+                                       stdout=subprocess.DEVNULL, stderr=err_file, env=dict(env, COMPARE_TEST_SLOW=name),
+                                       cwd=root)
+            deadline = time.monotonic() + 30
+            while not marked(SLEEP_MARK) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            compare.send_signal(signal.SIGTERM)
+            try:
+                compare.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                compare.kill()
+                compare.wait()
+            time.sleep(0.5)
+            left = marked(SLEEP_MARK)
+            kill_marked(SLEEP_MARK)
+            err_file.seek(0)
+            err = err_file.read()
+            if compare.returncode != 128 + signal.SIGTERM or left or "Traceback" in err:
+                failures.append(f"SIGTERM while scripts/{name} runs: exit {compare.returncode}, expected 143 at once; "
+                                f"left running: {left}\n{err}")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as folder:
@@ -171,8 +214,10 @@ def main():
                                               ("seq", signal.SIGTERM, 0.1, False),
                                               ("seq", signal.SIGINT, 0.3, True)):
                 stopped(build, failures, slow, signum, when, group)
+            stopped_while_building(failures)
         finally:
             kill_marked()
+            kill_marked(SLEEP_MARK)
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")
