@@ -3,11 +3,15 @@
 """scripts/bench at its ends. Figures it cannot record (a folder that passed the check before
 the run but takes no file, as /proc does not) are printed with the reason and exit status 1,
 never a Python traceback and a 0-byte file. SIGTERM to scripts/bench alone (a CI timeout, a
-`kill`) stops the benchmark's job too: it ran on for seconds after scripts/bench had gone."""
+`kill`) stops the benchmark's job too: it ran on for seconds after scripts/bench had gone.
+SIGTERM after the benchmark has closed its output, while scripts/bench waits for it to end,
+stops it too (a copy of scripts/bench beside a stand-in benchmark): the handler waited inside
+the wait it had interrupted, and scripts/bench hung for ever."""
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -58,15 +62,16 @@ def terminated(failures):
                         f"{bench.stderr.read()}")
 
 
-def pingpongs_marked(iters):
-    """The am_pingpong processes started with --iters `iters` (a mark no other run uses)."""
+def pingpongs_marked(iters, program=b"am_pingpong"):
+    """The am_pingpong processes (or `program`'s) started with --iters `iters` (a mark no other
+    run uses)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
             args = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(a.endswith(b"am_pingpong") for a in args) and str(iters).encode() in args:
+        if any(a.endswith(program) for a in args) and str(iters).encode() in args:
             found.append(int(entry.name))
     return found
 
@@ -99,11 +104,43 @@ def terminated_early(failures):
                     pass
 
 
+def terminated_while_waiting(failures):
+    mark = "4242.4244"  # the stand-in's sleep, after it has closed its output
+    with tempfile.TemporaryDirectory() as root:
+        for folder in ("scripts", "bench/stand_in", "build/bench"):
+            (Path(root) / folder).mkdir(parents=True)
+        (Path(root) / "scripts" / "bench").write_text(Path(BENCH).read_text())
+        (Path(root) / "bench" / "list.tsv").write_text("stand_in\tprints its figures, closes its output, sleeps\n")
+        (Path(root) / "bench" / "stand_in" / "stand_in").write_text(
+            f"#!/bin/sh\necho '{{\"x\": 1}}'\nexec >&-\nexec sleep {mark}\n")
+        for script in ("scripts/bench", "bench/stand_in/stand_in"):
+            (Path(root) / script).chmod(0o755)
+        bench = subprocess.Popen([str(Path(root) / "scripts" / "bench"), "stand_in", "--results", f"{root}/results"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root,
+                                 env=dict(os.environ, SQUALL_BUILD_DIR=f"{root}/build"))
+        deadline = time.monotonic() + 30
+        while not pingpongs_marked(mark, b"sleep") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # into the wait, past the end of the output
+        bench.send_signal(signal.SIGTERM)
+        try:
+            status = bench.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            bench.kill()
+            status = f"still running 30 s later (killed: {bench.wait()})"
+        left = pingpongs_marked(mark, b"sleep")
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        if status != 128 + signal.SIGTERM or left:
+            failures.append(f"SIGTERM while scripts/bench waits for the end: exit {status}, expected 143; left: {left}")
+
+
 def main():
     failures = []
     unrecordable(failures)
     terminated(failures)
     terminated_early(failures)
+    terminated_while_waiting(failures)
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")
