@@ -146,6 +146,11 @@ void stache::on_request(segment s, block_index b, int from, bool write) {
 
 void stache::start(segment s, block_index b, int from, bool write) {
   dir_.start(b, from, write);
+  // The start's own answer, given at its end: at the home's own fault a send below may wait
+  // for room, handling what arrives meanwhile, and the answers to the invalidations sent so
+  // far would otherwise grant the block (and end the transaction) before this has sent the
+  // rest, and this would then grant it a second time, to nobody.
+  dir_.expect_answer(b);
   close(s, b, write);  // before anything is decided: the readers registered so far count as sharers
   const int owner = dir_.owner(b);
   if (write) {
@@ -157,7 +162,7 @@ void stache::start(segment s, block_index b, int from, bool write) {
   // A read of a block nobody holds is granted exclusively (E, as in MESI): the reader may
   // then write it without asking again.
   granting_exclusive_[b - first_] = !write && dir_.held_by_nobody(b) ? 1 : 0;
-  if (dir_.answers_expected(b) == 0) grant(s, b);
+  if (dir_.answer(b)) grant(s, b);
 }
 
 void stache::invalidate(segment s, block_index b, int holder, bool keep_read_only) {
@@ -218,6 +223,9 @@ void stache::grant(segment s, block_index b) {
   }
   // The oldest request that waited for this block goes next (after the grant: messages
   // to one node arrive in order, so an invalidation it causes cannot overtake the grant).
+  // Unless the grant's send waited, and a request handled meanwhile began a transaction:
+  // the queue then goes on when that one's grant ends.
+  if (dir_.busy(b)) return;
   if (const auto next = dir_.next_waiting(b)) start(s, b, next->node, next->write);
 }
 
