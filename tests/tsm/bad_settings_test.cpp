@@ -17,8 +17,8 @@ TEST(BadTsmSettings, StopTheJobWithAMessageNamingTheVariable) {
   for (const std::string env : {"SQUALL_TSM_HOLD_US=-1", "SQUALL_TSM_HOLD_US=2000000", "SQUALL_TSM_FAULT_AROUND=x",
                                 "SQUALL_TSM_ONE_SIDED=2"}) {
     const auto o = run("SQUALL_LIVENESS_S=0 " + env + " " + SQUALLRUN + " -n 2 " + STATS_PROGRAM, 60);
-    // 1: the node's own exit, which squallrun passes on (a hang ends in the time limit's
-    // SIGKILL: 137).
+    // 1: the node's own exit, which squallrun passes on (a hang ends in the watchdog's
+    // SIGKILL: -1, and the outcome says hung).
     EXPECT_EQ(o.status, 1) << env << "\n" << o.output;
     const std::string var = env.substr(0, env.find('='));
     EXPECT_NE(o.output.find(var + " must be"), std::string::npos) << env << "\n" << o.output;
