@@ -16,6 +16,7 @@
 namespace {
 
 using squall::test::count_of;
+using squall::test::report;
 using squall::test::run;
 
 // One worker per node unless `env` says otherwise (by default a node takes as many as it has
@@ -129,11 +130,11 @@ TEST(Parmacs, MisuseEndsTheJobWithAMessage) {
       {"pause-deadlock", 1, "(1 process: main unless it waits in WAIT_FOR_END"},
   };
   for (const auto& c : cases) {
-    const auto r = run(job(c.nodes, "-p " + std::to_string(c.nodes) + " -bad " + c.bad), 60);
+    const auto r = run(job(c.nodes, "-p " + std::to_string(c.nodes) + " -bad " + c.bad));
+    EXPECT_FALSE(r.hung) << c.bad << "\n" << report(r);
     EXPECT_NE(r.status, 0) << c.bad << "\n" << r.output;
     EXPECT_EQ(count_of(r.output, c.message), 1) << c.bad << "\n" << r.output;
     EXPECT_EQ(count_of(r.output, "was not reported"), 0) << r.output;
-    EXPECT_LT(r.seconds, 30) << c.bad;
     std::printf("%s: %.1f s\n", c.bad, r.seconds);
   }
 }
@@ -191,13 +192,13 @@ TEST(Parmacs, AnExitEndsTheJobWithItsStatus) {
     const bool threads = std::string(c.env).find("PER_NODE=2") != std::string::npos;
     // The cases without workers as threads take the default layout, whatever the suite's.
     const std::string env = threads ? c.env : "env -u SQUALL_WORKERS_PER_NODE " + std::string(c.env);
-    const auto r = run(env + " " + SQUALLRUN + " -n 3 " + c.program + " -p " + (threads ? "6" : "3") + " -exit " + c.who, 60);
+    const auto r = run(env + " " + SQUALLRUN + " -n 3 " + c.program + " -p " + (threads ? "6" : "3") + " -exit " + c.who);
     if (count_of(r.output, "compile the program with -fPIC") > 0) continue;  // a sanitizer build refuses AS_IS
+    EXPECT_FALSE(r.hung) << c.program << " " << c.env << " " << c.who << "\n" << report(r);
     EXPECT_EQ(r.status, c.status) << c.program << " " << c.env << "\n" << r.output;
     EXPECT_EQ(count_of(r.output, c.message), 1) << r.output;
     EXPECT_EQ(count_of(r.output, "went on"), 0) << r.output;
     EXPECT_EQ(count_of(r.output, "signal"), 0) << "a node crashed or had to be killed\n" << r.output;
-    EXPECT_LT(r.seconds, 10) << c.program << " " << c.env << " " << c.who;
     std::printf("%s exit: %.1f s\n", c.who, r.seconds);
   }
 }
