@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -37,19 +38,28 @@ bool before(const particle& a, const particle& b) { return std::tie(a.from, a.se
 
 std::uint64_t blocks_for(std::size_t items) { return (items * sizeof(particle) + 4095) / 4096; }
 
+constexpr std::string_view item_handler = "squall::xsm::am_append::on_item";
+
 void run_phase(xsm::am_append& moved, int phase) {
   const int n = nodes(), me = node();
   const std::uint64_t messages_before = moved.messages.value(), bytes_before = moved.bytes.value(),
                       fetches_before = moved.fetches.value();
+  const auto wire_before = stats::take().handler(item_handler);
   // Interleaved destinations, as particles leave in no particular order.
   for (int seq = 0; seq < 46; ++seq) {
     for (int to = 0; to < n; ++to) {
       if (static_cast<std::size_t>(seq) < sent(me, to, phase)) moved.append(to, make(me, to, seq, phase));
     }
   }
+  const auto wire_after = stats::take().handler(item_handler);
   moved.end_phase();
 
   std::uint64_t messages = 0, fetches = 0;
+  std::uint64_t appends = 0;  // this node's own included: they take the same handler
+  for (int to = 0; to < n; ++to) appends += sent(me, to, phase);
+  // On the wire an item carries its block's address (8 bytes) and its phase's low byte.
+  EXPECT_EQ(wire_after.sent - wire_before.sent, appends);
+  EXPECT_EQ(wire_after.sent_bytes - wire_before.sent_bytes, appends * (sizeof(particle) + 8 + 1));
   for (int to = 0; to < n; ++to) {
     if (to != me) messages += sent(me, to, phase);
   }
@@ -85,6 +95,22 @@ TEST(AmAppend, EveryAppendLandsOncePerPhaseWithExactCounts) {
     for (int from = 0; from < nodes(); ++from) received += sent(from, node(), phase);
   }
   EXPECT_EQ(moved.items_received.value(), received);
+  tsm::barrier();
+}
+
+// A message carries its phase's low byte: past 256 phases, items still land in their
+// phase's set, and each phase reads exactly its own.
+TEST(AmAppend, PhasesPastTheMessagesPhaseByteStayApart) {
+  xsm::am_append moved(sizeof(particle), 4);
+  const int n = nodes(), me = node(), next = (me + 1) % n;
+  for (int phase = 0; phase < 300; ++phase) {
+    moved.append(next, make(me, next, 0, phase));
+    moved.append(next, make(me, next, 1, phase));
+    moved.end_phase();
+    const auto in = moved.received<particle>(me);
+    ASSERT_EQ(in.size(), 2u) << "phase " << phase;
+    for (const particle& p : in) ASSERT_EQ(p.phase, phase);
+  }
   tsm::barrier();
 }
 

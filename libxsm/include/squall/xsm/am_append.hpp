@@ -83,9 +83,10 @@ class am_append final : public protocol {
   void read_fault(segment s, block_index b) override;
   void write_fault(segment s, block_index b) override;
 
-  // Routed messages: an item for this node's buffer of the sender's phase; a reader's request
-  // to a home and the home's copy back.
-  void on_item(segment s, block_index b, int from, std::uint64_t phase, am::payload item);
+  // Routed messages: an item for this node's buffer of the sender's phase (its low byte: the
+  // sender is in this node's phase or the next); a reader's request to a home and the home's
+  // copy back.
+  void on_item(segment s, block_index b, int from, std::uint8_t phase, am::payload item);
   void on_fetch(segment s, block_index b, int from, std::uint64_t reader_completed);
   void on_copy(segment s, block_index b, int from, block_part bytes);
 
