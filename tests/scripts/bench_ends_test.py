@@ -6,7 +6,8 @@ never a Python traceback and a 0-byte file. SIGTERM to scripts/bench alone (a CI
 `kill`) stops the benchmark's job too: it ran on for seconds after scripts/bench had gone.
 SIGTERM after the benchmark has closed its output, while scripts/bench waits for it to end,
 stops it too (a copy of scripts/bench beside a stand-in benchmark): the handler waited inside
-the wait it had interrupted, and scripts/bench hung for ever."""
+the wait it had interrupted, and scripts/bench hung for ever. SIGTERM while scripts/setup or
+scripts/build runs stops them too (a copy beside stand-ins for them)."""
 import os
 import signal
 import subprocess
@@ -135,12 +136,49 @@ def terminated_while_waiting(failures):
             failures.append(f"SIGTERM while scripts/bench waits for the end: exit {status}, expected 143; left: {left}")
 
 
+def terminated_while_building(failures):
+    """SIGTERM to a copy of scripts/bench (no SQUALL_BUILD_DIR: it sets up and builds) while the
+    stand-in for scripts/setup, then for scripts/build, sleeps: before, the script ended and
+    left the setup or the build running."""
+    mark = "4242.4245"
+    with tempfile.TemporaryDirectory() as root:
+        (Path(root) / "scripts").mkdir()
+        copy = Path(root) / "scripts" / "bench"
+        copy.write_text(Path(BENCH).read_text())
+        copy.chmod(0o755)
+        for name in ("setup", "build"):
+            stand_in = Path(root) / "scripts" / name
+            stand_in.write_text(f'#!/bin/sh\n[ "$BENCH_TEST_SLOW" = {name} ] && exec sleep {mark}\nexit 0\n')
+            stand_in.chmod(0o755)
+        env = {k: v for k, v in os.environ.items() if k != "SQUALL_BUILD_DIR"}
+        for name in ("setup", "build"):
+            bench = subprocess.Popen([str(copy), "stand_in", "--results", f"{root}/results"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, cwd=root, env=dict(env, BENCH_TEST_SLOW=name))
+            deadline = time.monotonic() + 30
+            while not pingpongs_marked(mark, b"sleep") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            bench.send_signal(signal.SIGTERM)
+            try:
+                status = bench.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                bench.kill()
+                status = f"still running 30 s later (killed: {bench.wait()})"
+            time.sleep(0.5)
+            left = pingpongs_marked(mark, b"sleep")
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            err = bench.stderr.read()
+            if status != 128 + signal.SIGTERM or left or "Traceback" in err:
+                failures.append(f"SIGTERM while scripts/{name} runs: exit {status}, expected 143; left running: {left}\n{err}")
+
+
 def main():
     failures = []
     unrecordable(failures)
     terminated(failures)
     terminated_early(failures)
     terminated_while_waiting(failures)
+    terminated_while_building(failures)
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")
