@@ -64,27 +64,21 @@ std::string merge_problem(const schedule::state& sa, const schedule::state& sb) 
   return {};
 }
 
-// The state of a schedule given to merge on this node: null for an empty one. One moved from
-// is this node's problem, which the agreement refuses on every node like any other.
-const schedule::state* merge_input(const schedule& s, std::string& problem) {
-  try {
-    return s.internals().get();
-  } catch (const usage_error& e) {
-    std::string what = e.what();
-    for (const char* prefix : {"squall: ", "chaos: "}) {
-      if (what.starts_with(prefix)) what.erase(0, std::char_traits<char>::length(prefix));
-    }
-    if (problem.empty()) problem = std::move(what);
-    return nullptr;
-  }
+// The state of a schedule given to merge on this node as its `which` ("first", "second")
+// argument: null for an empty one. One moved from is this node's problem, which the agreement
+// refuses on every node like any other.
+const schedule::state* merge_input(const schedule& s, const char* which, std::string& problem) {
+  if (!s.moved_from()) return s.internals().get();
+  if (problem.empty()) problem = std::string("the ") + which + " schedule is " + detail::moved_from_text("chaos::schedule");
+  return nullptr;
 }
 
 }  // namespace
 
 schedule merge(const schedule& a, const schedule& b) {
   std::string problem;
-  const schedule::state* pa = merge_input(a, problem);
-  const schedule::state* pb = merge_input(b, problem);
+  const schedule::state* pa = merge_input(a, "first", problem);
+  const schedule::state* pb = merge_input(b, "second", problem);
   if (problem.empty() && pa != nullptr && pb != nullptr) problem = merge_problem(*pa, *pb);
   // Agreed (collective) on every node, whatever its schedules, so that every node throws or
   // none does. (The local sizes were once checked before it, and a node whose sizes differed

@@ -201,6 +201,27 @@ TEST_P(Errors, MergeOfScheduleMovedFromOnOneNode) {
   still_works();
 }
 
+// Merge names which of its schedules was moved from, in its own words: it once took the text of
+// the usage_error internals() threw and cut its prefixes off.
+TEST_P(Errors, MergeNamesTheScheduleMovedFrom) {
+  const auto d = random_distribution(size, nodes(), 129);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto first = references(d, me(), 500, refs::mixed, 129);
+  auto second = references(d, me(), 500, refs::mixed, 130);
+  auto a = chaos::inspect(t, {std::span<index>(first)});
+  auto b = chaos::inspect(t, a, {std::span<index>(second)});
+  const std::string moved = "a chaos::schedule that was moved from (what it held went to the object it was moved "
+                            "into; assign it a new one before using it again)";
+  auto kept_a = std::move(a);
+  EXPECT_EQ(usage_error_of([&] { chaos::merge(a, b); }), "squall: chaos::merge: the first schedule is " + moved);
+  a = std::move(kept_a);
+  auto kept_b = std::move(b);
+  EXPECT_EQ(usage_error_of([&] { chaos::merge(a, b); }), "squall: chaos::merge: the second schedule is " + moved);
+  b = std::move(kept_b);
+  EXPECT_NO_THROW(chaos::merge(a, b));  // assigned anew: merged as before
+  still_works();
+}
+
 TEST_P(Errors, OwnedListOutOfRange) {
   auto owned = owned_list();
   if (me() == 0) owned.back() = size;

@@ -53,6 +53,10 @@ class schedule {
     if (moved_from_) [[unlikely]] detail::used_after_move("chaos::schedule");
     return s_;
   }
+  // Whether this handle was moved from (and not assigned since): merge asks before
+  // internals(), so that a node's moved schedule is a problem the nodes agree on, refused on
+  // every node.
+  bool moved_from() const noexcept { return moved_from_; }
 
  private:
   std::shared_ptr<state> s_;

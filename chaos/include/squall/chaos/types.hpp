@@ -2,6 +2,7 @@
 // Basic types of the CHAOS library.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include <squall/error.hpp>
 
@@ -22,6 +23,10 @@ namespace detail {
 // into another was used. Refused where it is used, on that node: a moved-from schedule once
 // acted as an empty one, so its node skipped an execution the others waited in.
 [[noreturn]] void used_after_move(const char* type);
+// What is wrong with such a handle, for a message that names it in its own words (a collective
+// that agrees on the problem before refusing it on every node): "a <type> that was moved from
+// (what it held went to ...)".
+std::string moved_from_text(const char* type);
 }  // namespace detail
 
 }  // namespace squall::chaos
