@@ -59,11 +59,20 @@ class position_map {
   std::unordered_map<index, index> sparse_;
 };
 
-schedule build(const translation_table& table, const schedule::state* earlier,
+// `earlier_schedule` is null for the first inspector, or the schedule the incremental one builds on.
+schedule build(const translation_table& table, const schedule* earlier_schedule,
                std::initializer_list<std::span<index>> arrays) {
   constexpr const char* api = "chaos::inspect";
   const auto start = std::chrono::steady_clock::now();
   std::string problem = out_of_range(arrays, table.global_size());
+  // An earlier schedule moved from, on this node only, is refused by the agreement on every
+  // node: refused here alone, it left the others in the agreement (or in step no more).
+  const schedule::state* earlier = nullptr;
+  if (earlier_schedule != nullptr && earlier_schedule->moved_from()) {
+    if (problem.empty()) problem = "the earlier schedule is " + detail::moved_from_text("chaos::schedule");
+  } else if (earlier_schedule != nullptr) {
+    earlier = earlier_schedule->internals().get();
+  }
   if (problem.empty() && earlier != nullptr && earlier->local_size != table.local_size()) {
     problem = "the earlier schedule was built for " + std::to_string(earlier->local_size) +
               " owned elements, the table gives this node " + std::to_string(table.local_size());
@@ -124,7 +133,7 @@ schedule inspect(const translation_table& table, std::initializer_list<std::span
 
 schedule inspect(const translation_table& table, const schedule& earlier,
                  std::initializer_list<std::span<index>> indirection) {
-  return build(table, earlier.internals().get(), indirection);
+  return build(table, &earlier, indirection);
 }
 
 }  // namespace squall::chaos

@@ -222,6 +222,28 @@ TEST_P(Errors, MergeNamesTheScheduleMovedFrom) {
   still_works();
 }
 
+// The incremental inspector given an earlier schedule moved from on node 0 alone: it was refused
+// there before the agreement, and the other nodes went on into it while node 0 went on to the
+// next collective (the job ended out of step). Now every node is refused.
+TEST_P(Errors, InspectOnScheduleMovedFromOnOneNode) {
+  const auto d = random_distribution(size, nodes(), 131);
+  const chaos::translation_table t(d.owned_by(me()), size, GetParam(), 64);
+  auto first = references(d, me(), 500, refs::mixed, 131);
+  auto second = references(d, me(), 500, refs::mixed, 132);
+  auto a = chaos::inspect(t, {std::span<index>(first)});
+  chaos::schedule kept;
+  if (me() == 0) kept = std::move(a);
+  const std::string what = usage_error_of([&] { chaos::inspect(t, a, {std::span<index>(second)}); });
+  if (me() == 0) {
+    EXPECT_NE(what.find("chaos::inspect: the earlier schedule is a chaos::schedule that was moved from"),
+              std::string::npos)
+        << what;
+  } else {
+    EXPECT_NE(what.find("chaos::inspect: another node found its input invalid"), std::string::npos) << what;
+  }
+  still_works();
+}
+
 TEST_P(Errors, OwnedListOutOfRange) {
   auto owned = owned_list();
   if (me() == 0) owned.back() = size;

@@ -32,8 +32,8 @@ struct schedule_figures {
 class schedule {
  public:
   schedule();  // empty: moves nothing
-  // A schedule moved from is not an empty one: using it (its sizes, an execution, the
-  // incremental inspector) is a usage_error on the node that does (merge's on every node),
+  // A schedule moved from is not an empty one: using it (its sizes, an execution) is a
+  // usage_error on the node that does (merge's and the incremental inspector's on every node),
   // until a schedule is assigned to it.
   schedule(schedule&&) noexcept;
   schedule& operator=(schedule&&) noexcept;
@@ -53,9 +53,9 @@ class schedule {
     if (moved_from_) [[unlikely]] detail::used_after_move("chaos::schedule");
     return s_;
   }
-  // Whether this handle was moved from (and not assigned since): merge asks before
-  // internals(), so that a node's moved schedule is a problem the nodes agree on, refused on
-  // every node.
+  // Whether this handle was moved from (and not assigned since): the collectives that take a
+  // schedule (merge, the incremental inspector) ask before internals(), so that a node's moved
+  // schedule is a problem they agree on, refused on every node.
   bool moved_from() const noexcept { return moved_from_; }
 
  private:
@@ -72,6 +72,7 @@ schedule inspect(const translation_table& table, std::initializer_list<std::span
 // Collective (incremental inspector). Like inspect, but elements `earlier` already fetches
 // are not fetched again (the arrays point at earlier's ghost slots), and new ghost slots
 // follow earlier.ghost_end(). Executing `earlier` and the result together fills every ghost.
+// An `earlier` moved from, on any node, is a usage_error on every node.
 schedule inspect(const translation_table& table, const schedule& earlier,
                  std::initializer_list<std::span<index>> indirection);
 
