@@ -71,7 +71,18 @@ block_index direct_reduction_base::block_of(std::int64_t element) const {
   return first_ + static_cast<std::size_t>(element) * element_size_ / block_size_;
 }
 
-int direct_reduction_base::owner_of(std::int64_t element) const { return seg_.home(block_of(element)); }
+int direct_reduction_base::owner_of(std::int64_t element) const {
+  // Unbound, the block size and the element count are 0: block_of divided by zero (SIGFPE).
+  if (!attached_ || seg_ == segment{}) {
+    throw usage_error(
+        "xsm::direct_reduction::owner_of: no memory is bound to this protocol (before xsm::alloc, or after xsm::free)");
+  }
+  if (element < 0 || static_cast<std::size_t>(element) >= count_) {
+    throw usage_error("xsm::direct_reduction::owner_of: element " + std::to_string(element) +
+                      " is outside the array of " + std::to_string(count_) + " elements");
+  }
+  return seg_.home(block_of(element));
+}
 
 const comm_pattern& direct_reduction_base::pattern() const {
   if (!pattern_) throw usage_error("xsm::direct_reduction::pattern: inspect() has not been called");

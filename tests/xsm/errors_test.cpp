@@ -231,6 +231,28 @@ TEST(Bindings, BindingAfterFirstUseIsRefused) {
   tsm::free(mem);
 }
 
+// direct_reduction::owner_of before xsm::alloc divided by its block size of 0, and the process
+// ended with SIGFPE. Unbound (before the binding, after xsm::free) or outside the array, the
+// query is a usage_error naming itself.
+TEST(Bindings, DirectReductionOwnerOfOutsideABoundArrayIsRefused) {
+  xsm::direct_reduction<double> red;
+  const std::string unbound =
+      "squall: xsm::direct_reduction::owner_of: no memory is bound to this protocol (before xsm::alloc, or after "
+      "xsm::free)";
+  EXPECT_EQ(usage_error_of([&] { (void)red.owner_of(0); }), unbound);
+  double* y = xsm::alloc<double>(1000, red);
+  EXPECT_EQ(red.owner_of(0), 0);
+  EXPECT_EQ(red.owner_of(999), 0);
+  const std::string outside = " is outside the array of " + std::to_string(red.elements()) + " elements";
+  EXPECT_EQ(usage_error_of([&] { (void)red.owner_of(-1); }),
+            "squall: xsm::direct_reduction::owner_of: element -1" + outside);
+  const auto past = static_cast<std::int64_t>(red.elements());
+  EXPECT_EQ(usage_error_of([&] { (void)red.owner_of(past); }),
+            "squall: xsm::direct_reduction::owner_of: element " + std::to_string(past) + outside);
+  xsm::free(y);
+  EXPECT_EQ(usage_error_of([&] { (void)red.owner_of(0); }), unbound);
+}
+
 TEST(BindingsDeathTest, AMessageForAnotherProtocolNamesBoth) {
   EXPECT_DEATH(
       {

@@ -67,6 +67,8 @@ class direct_reduction_base : public protocol {
   // lists) and, per contributor, the ones received from it (recv lists).
   const comm_pattern& pattern() const;
   std::size_t elements() const { return count_; }  // in the bound array
+  // The node whose element it is. usage_error for an element outside the array, or before the
+  // object is bound to one (xsm::alloc) or after it is freed.
   int owner_of(std::int64_t element) const;
 
   protocol_counter messages{"xsm.direct_reduction.messages"};  // one per owner per phase
