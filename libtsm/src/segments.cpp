@@ -234,8 +234,8 @@ protocol& protocol_at(const void* address) {
   return detail::binding_of(s, "tsm::protocol_at").protocol_for(s.block_of(address));
 }
 
-void detail::too_many_elements(std::size_t count, std::size_t element_size) {
-  throw usage_error("tsm::alloc: " + std::to_string(count) + " elements of " + std::to_string(element_size) +
+void detail::too_many_elements(std::size_t count, std::size_t element_size, const char* api) {
+  throw usage_error(std::string(api) + ": " + std::to_string(count) + " elements of " + std::to_string(element_size) +
                     " bytes are more bytes than the address space has");
 }
 

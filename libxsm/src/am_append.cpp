@@ -82,7 +82,7 @@ am_append::am_append(std::size_t item_size, std::size_t capacity, std::size_t bl
                       std::to_string(am::max_payload()) + " bytes)");
   }
   if (capacity > SIZE_MAX / item_size / 2 / static_cast<std::size_t>(nodes())) {
-    tsm::detail::too_many_elements(capacity, item_size);
+    tsm::detail::too_many_elements(capacity, item_size, "xsm::am_append");
   }
   st.buffer_bytes = (item_size * capacity + block_size - 1) / block_size * block_size;
   const std::size_t total_bytes = 2 * static_cast<std::size_t>(nodes()) * st.buffer_bytes;

@@ -53,7 +53,7 @@ late_commit::late_commit(std::size_t item_size, std::size_t capacity, std::size_
   detail::check_same_on_every_node(item_size, capacity, "late_commit");
   if (item_size == 0 || capacity == 0) throw usage_error("late_commit: the item size and the capacity must be > 0");
   tsm::detail::check_block_size(block_size, "late_commit");
-  if (capacity > SIZE_MAX / item_size) tsm::detail::too_many_elements(capacity, item_size);
+  if (capacity > SIZE_MAX / item_size) tsm::detail::too_many_elements(capacity, item_size, "xsm::late_commit");
   const std::size_t total_bytes = item_size * capacity;
   const std::size_t whole = (total_bytes + block_size - 1) / block_size * block_size;
   const options opt{.block_size = block_size, .homes = memory::home_policy::partition()};

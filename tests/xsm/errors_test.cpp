@@ -192,6 +192,20 @@ TEST(FinalizeDeathTest, ObjectsDestroyedAfterFinalizeGoQuietly) {
       ::testing::ExitedWithCode(0), "destroyed after finalize");
 }
 
+// A count of elements whose bytes overflow the address space is refused naming the xsm call
+// made: it said "tsm::alloc", a call the program never made.
+TEST(Bindings, TooManyElementsNameTheXsmCall) {
+  migratory m;
+  const std::string wraps = "2305843009213693953 elements of 8 bytes are more bytes than the address space has";
+  EXPECT_EQ(usage_error_of([&] { xsm::alloc<std::uint64_t>((SIZE_MAX >> 3) + 2, m); }), "squall: xsm::alloc: " + wraps);
+  EXPECT_EQ(usage_error_of([] { xsm::late_commit list(8, (SIZE_MAX >> 3) + 2); }),
+            "squall: xsm::late_commit: " + wraps);
+  EXPECT_EQ(usage_error_of([] { xsm::am_append appends(8, (SIZE_MAX >> 3) + 2); }),
+            "squall: xsm::am_append: " + wraps);
+  // tsm::alloc's own still says tsm::alloc.
+  EXPECT_EQ(usage_error_of([] { tsm::alloc<std::uint64_t>((SIZE_MAX >> 3) + 2); }), "squall: tsm::alloc: " + wraps);
+}
+
 TEST(Bindings, OverlappingRangesAreRefused) {
   migratory a, b;
   EXPECT_NE(usage_error_of([&] { xsm::alloc_bytes(4 * 4096, {xsm::range{0, 2 * 4096, &a}, xsm::range{4096, 4096, &b}}); })

@@ -69,7 +69,9 @@ struct options {
 // the host's memory; nothing is built for it.
 void* alloc_bytes(std::size_t bytes, const options& opt = {});
 namespace detail {
-[[noreturn]] void too_many_elements(std::size_t count, std::size_t element_size);  // usage_error
+// usage_error, naming `api` (the caller's call: "tsm::alloc", "xsm::alloc", ...): count elements of
+// element_size bytes overflow the address space.
+[[noreturn]] void too_many_elements(std::size_t count, std::size_t element_size, const char* api);
 // usage_error, naming `api`, unless `block_size` is a power of two from 4096 bytes to
 // max_block_size.
 void check_block_size(std::size_t block_size, const char* api);
@@ -77,7 +79,7 @@ void check_block_size(std::size_t block_size, const char* api);
 template <class T>
 T* alloc(std::size_t count, const options& opt = {}) {
   static_assert(std::is_trivially_copyable_v<T>, "squall::tsm::alloc: T must be trivially copyable");
-  if (count > SIZE_MAX / sizeof(T)) detail::too_many_elements(count, sizeof(T));
+  if (count > SIZE_MAX / sizeof(T)) detail::too_many_elements(count, sizeof(T), "tsm::alloc");
   return static_cast<T*>(alloc_bytes(count * sizeof(T), opt));
 }
 // Collective: frees what alloc returned (usage_error for anything else, or twice); nullptr

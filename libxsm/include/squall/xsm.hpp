@@ -44,7 +44,7 @@ inline void* alloc_bytes(std::size_t bytes, std::initializer_list<range> ranges,
 template <class T>
 T* alloc(std::size_t count, protocol& p, const options& opt = {}) {
   static_assert(std::is_trivially_copyable_v<T>, "squall::xsm::alloc: T must be trivially copyable");
-  if (count > SIZE_MAX / sizeof(T)) tsm::detail::too_many_elements(count, sizeof(T));
+  if (count > SIZE_MAX / sizeof(T)) tsm::detail::too_many_elements(count, sizeof(T), "xsm::alloc");
   const std::size_t bytes = count * sizeof(T);
   tsm::detail::check_block_size(opt.block_size, "xsm::alloc");  // before dividing by it
   const std::size_t whole = (bytes + opt.block_size - 1) / opt.block_size * opt.block_size;
