@@ -206,6 +206,35 @@ TEST(Bindings, TooManyElementsNameTheXsmCall) {
   EXPECT_EQ(usage_error_of([] { tsm::alloc<std::uint64_t>((SIZE_MAX >> 3) + 2); }), "squall: tsm::alloc: " + wraps);
 }
 
+// XSM memory touched after squall::finalize, where its protocol needs the runtime to serve the
+// fault (a message, the node's number): the node ended with "the protocol's read fault handler
+// threw ...: squall: am::send called after squall::finalize (a fault handler cannot throw ...)",
+// naming a call the program never made and blaming the protocol. Now the access is named, as
+// stache names it (tests/tsm/errors_test.cpp).
+TEST(FinalizeDeathTest, XsmMemoryTouchedAfterFinalizeSaysSo) {
+  EXPECT_DEATH(
+      {
+        migratory m;
+        auto* x = xsm::alloc<std::uint64_t>(2 * 512, m);  // never touched: its first access faults
+        squall::finalize();
+        volatile std::uint64_t* p = x;
+        (void)p[512];
+      },
+      "a read of block 1 of the TSM segment at 0x[0-9a-f]+, run by protocol 'migratory', after squall::finalize: "
+      "the protocol cannot serve it once the runtime has stopped \\(squall: am::send called after "
+      "squall::finalize\\); finish with TSM and XSM memory");
+  EXPECT_DEATH(
+      {
+        xsm::node_update updates(sizeof(double));
+        auto* y = xsm::alloc<double>(512, updates);
+        squall::finalize();
+        volatile double* p = y;
+        p[3] = 1.0;
+      },
+      "a write of block 0 of the TSM segment at 0x[0-9a-f]+, run by protocol 'node-update', after "
+      "squall::finalize: the protocol cannot serve it once the runtime has stopped");
+}
+
 TEST(Bindings, OverlappingRangesAreRefused) {
   migratory a, b;
   EXPECT_NE(usage_error_of([&] { xsm::alloc_bytes(4 * 4096, {xsm::range{0, 2 * 4096, &a}, xsm::range{4096, 4096, &b}}); })

@@ -5,6 +5,9 @@
 #include <string>
 
 #include <squall/error.hpp>
+#include <squall/runtime.hpp>
+
+#include "../fail.hpp"
 
 namespace squall::tsm::detail {
 
@@ -48,15 +51,44 @@ void binding::rebind(block_index first, block_index end, tsm::protocol& p, const
   ranges_ = std::move(next);
 }
 
+namespace {
+
+// A fault after squall::finalize: the protocol's handler runs (it may raise the tag without
+// the runtime), but one that needs the runtime (a message, the node's number) throws the
+// usage_error of that call. The node then ended with "the protocol's read fault handler threw
+// ...: squall::node called after squall::finalize (a fault handler cannot throw ...)", naming a
+// runtime call the program never made and blaming the protocol: the access is the program's
+// mistake, said as stache says it.
+void fault_after_finalize(tsm::protocol& p, segment s, block_index b, bool write) {
+  try {
+    if (write) {
+      p.write_fault(s, b);
+    } else {
+      p.read_fault(s, b);
+    }
+  } catch (const std::exception& e) {
+    const std::string_view name = p.name();
+    fail("a %s of block %zu of the TSM segment at %p, run by protocol '%.*s', after squall::finalize: the "
+         "protocol cannot serve it once the runtime has stopped (%s); finish with TSM and XSM memory (or copy "
+         "what is needed to private memory) before finalize",
+         write ? "write" : "read", b, static_cast<void*>(s.base()), static_cast<int>(name.size()), name.data(),
+         e.what());
+  }
+}
+
+}  // namespace
+
 void binding::read_fault(segment s, block_index b) {
   range& r = at(b);
   r.used = true;
+  if (!squall::initialized()) [[unlikely]] return fault_after_finalize(*r.p, s, b, false);
   r.p->read_fault(s, b);
 }
 
 void binding::write_fault(segment s, block_index b) {
   range& r = at(b);
   r.used = true;
+  if (!squall::initialized()) [[unlikely]] return fault_after_finalize(*r.p, s, b, true);
   r.p->write_fault(s, b);
 }
 
