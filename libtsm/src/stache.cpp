@@ -219,12 +219,22 @@ void stache::grant(segment s, block_index b) {
     granted(s, b);
     claim_ahead(s, b);
   } else {
+    // Busy again until the grant has left (the word, opened above, stays open for readers
+    // of this host: the block's state and bytes are final). At the home's own fault (a hold
+    // ending there) the send of a large block's parts may wait for room, handling what
+    // arrives: a request for b handled meanwhile must wait in the queue. Started at once, its
+    // invalidation would reach the requester ahead of the grant's last part, and the
+    // requester would then install the grant after answering it, writable beside the next
+    // owner.
+    dir_.start(b, r.node, r.write);
     tsm::send_block<&stache::on_grant>(r.node, s, b, send_bytes, r.write, exclusive);
+    dir_.finish(b);
   }
   // The oldest request that waited for this block goes next (after the grant: messages
   // to one node arrive in order, so an invalidation it causes cannot overtake the grant).
-  // Unless the grant's send waited, and a request handled meanwhile began a transaction:
-  // the queue then goes on when that one's grant ends.
+  // Unless the home's own grant above let go of an earlier hold, whose answer's send waited,
+  // and a request handled meanwhile began a transaction: the queue then goes on when that
+  // one's grant ends.
   if (dir_.busy(b)) return;
   if (const auto next = dir_.next_waiting(b)) start(s, b, next->node, next->write);
 }
