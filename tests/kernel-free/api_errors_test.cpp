@@ -65,3 +65,13 @@ TEST(ApiErrors, EveryPhase) {
 }
 
 }  // namespace
+
+// A library that refuses one node's problem on every node passes the cause on in a
+// usage_error of its own: cause() is what() without the prefix, which would otherwise be
+// said twice ("squall: squall: ...").
+TEST(ApiErrors, CauseIsTheMessageWithoutThePrefix) {
+  const squall::usage_error e("chaos::scatter_append: element 7 of 5");
+  EXPECT_STREQ(e.what(), "squall: chaos::scatter_append: element 7 of 5");
+  EXPECT_STREQ(e.cause(), "chaos::scatter_append: element 7 of 5");
+  EXPECT_STREQ(squall::usage_error("").cause(), "");
+}

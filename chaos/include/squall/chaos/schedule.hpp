@@ -248,8 +248,7 @@ std::vector<T> scatter_append(const translation_table& table, std::span<const T>
   try {  // an index out of range (lookup is not collective): refused on every node below
     where = table.lookup(dest_global);
   } catch (const usage_error& e) {
-    problem = e.what();
-    if (problem.starts_with("squall: ")) problem.erase(0, 8);  // usage_error adds it again
+    problem = e.cause();  // usage_error adds "squall: " again
   }
   if (!problem.empty()) {
     (void)detail::exchange_begin_checked(std::vector<std::vector<std::byte>>(static_cast<std::size_t>(exchange_nodes())),
