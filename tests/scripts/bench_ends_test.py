@@ -105,6 +105,26 @@ def terminated_early(failures):
                     pass
 
 
+def terminate_once_sleeping(bench, mark, settle=0.0):
+    """Once a stand-in sleeps `mark` seconds (and `settle` more), SIGTERM to scripts/bench:
+    its exit status (or what became of it) and the sleeps it left running, killed since."""
+    deadline = time.monotonic() + 30
+    while not pingpongs_marked(mark, b"sleep") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(settle)
+    bench.send_signal(signal.SIGTERM)
+    try:
+        status = bench.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        bench.kill()
+        status = f"still running 30 s later (killed: {bench.wait()})"
+    time.sleep(0.5)  # a child's end after its parent's
+    left = pingpongs_marked(mark, b"sleep")
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return status, left
+
+
 def terminated_while_waiting(failures):
     mark = "4242.4244"  # the stand-in's sleep, after it has closed its output
     with tempfile.TemporaryDirectory() as root:
@@ -119,19 +139,7 @@ def terminated_while_waiting(failures):
         bench = subprocess.Popen([str(Path(root) / "scripts" / "bench"), "stand_in", "--results", f"{root}/results"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root,
                                  env=dict(os.environ, SQUALL_BUILD_DIR=f"{root}/build"))
-        deadline = time.monotonic() + 30
-        while not pingpongs_marked(mark, b"sleep") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.2)  # into the wait, past the end of the output
-        bench.send_signal(signal.SIGTERM)
-        try:
-            status = bench.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            bench.kill()
-            status = f"still running 30 s later (killed: {bench.wait()})"
-        left = pingpongs_marked(mark, b"sleep")
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
+        status, left = terminate_once_sleeping(bench, mark, settle=0.2)  # into the wait, past the end of the output
         if status != 128 + signal.SIGTERM or left:
             failures.append(f"SIGTERM while scripts/bench waits for the end: exit {status}, expected 143; left: {left}")
 
@@ -154,19 +162,7 @@ def terminated_while_building(failures):
         for name in ("setup", "build"):
             bench = subprocess.Popen([str(copy), "stand_in", "--results", f"{root}/results"], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, cwd=root, env=dict(env, BENCH_TEST_SLOW=name))
-            deadline = time.monotonic() + 30
-            while not pingpongs_marked(mark, b"sleep") and time.monotonic() < deadline:
-                time.sleep(0.05)
-            bench.send_signal(signal.SIGTERM)
-            try:
-                status = bench.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                bench.kill()
-                status = f"still running 30 s later (killed: {bench.wait()})"
-            time.sleep(0.5)
-            left = pingpongs_marked(mark, b"sleep")
-            for pid in left:
-                os.kill(pid, signal.SIGKILL)
+            status, left = terminate_once_sleeping(bench, mark)
             err = bench.stderr.read()
             if status != 128 + signal.SIGTERM or left or "Traceback" in err:
                 failures.append(f"SIGTERM while scripts/{name} runs: exit {status}, expected 143; left running: {left}\n{err}")
