@@ -18,6 +18,7 @@
 #include <squall/tsm/protocol.hpp>
 
 #include "home_views.hpp"
+#include "slices.hpp"
 
 namespace {
 
@@ -79,11 +80,10 @@ TEST(ProtocolByName, SlicesOfHeapPagesMergeAtBarriers) {
   tsm::barrier();  // the allocation's size word, written by node 0, is home
   const mw_counts before = take_counts();
   tsm::barrier();  // no node fetches from one that has not taken its counts yet
-  const std::size_t w = page_words / static_cast<std::size_t>(nodes());
-  const std::size_t from = static_cast<std::size_t>(node()) * w;
+  const auto slice = squall::test::slice_of(page_words);  // covers the page on any node count
   for (int phase = 0; phase < phases; ++phase) {
     for (std::size_t p = 0; p < pages; ++p) {
-      for (std::size_t i = p * page_words + from; i < p * page_words + from + w; ++i) data[i] = value(phase, i);
+      for (std::size_t i = p * page_words + slice.from; i < p * page_words + slice.to; ++i) data[i] = value(phase, i);
     }
     tsm::barrier();
   }
@@ -99,7 +99,7 @@ TEST(ProtocolByName, SlicesOfHeapPagesMergeAtBarriers) {
     const bool mine = heap.home(heap.block_of(data + p * page_words)) == me;
     homed_here += mine;
     for (int phase = 0; phase < phases && !mine; ++phase) {
-      for (std::size_t i = p * page_words + from; i < p * page_words + from + w; ++i) {
+      for (std::size_t i = p * page_words + slice.from; i < p * page_words + slice.to; ++i) {
         expected_bytes += changed_bytes(phase == 0 ? 0 : value(phase - 1, i), value(phase, i));
       }
     }
@@ -123,7 +123,9 @@ TEST(ProtocolByName, SlicesOfHeapPagesMergeAtBarriers) {
   EXPECT_EQ(messages, (after.fetches - before.fetches) - (after.direct - before.direct) +
                           (after.served - before.served) + (after.diff_messages - before.diff_messages) +
                           phases * others);
-  for (std::size_t i = 0; i < pages * page_words; ++i) ASSERT_EQ(data[i], value(phases - 1, i)) << "word " << i;
+  std::size_t stale = 0;  // counted, not ASSERTed: a failure must still reach the barrier and free
+  for (std::size_t i = 0; i < pages * page_words; ++i) stale += data[i] != value(phases - 1, i);
+  EXPECT_EQ(stale, 0u);
   tsm::barrier();  // every node has read the data before it is freed
   if (node() == 0) tsm::heap_free(data);
 }
