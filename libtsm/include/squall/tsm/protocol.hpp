@@ -34,6 +34,7 @@
 // Every message a protocol sends is counted by fence() and by lost-node detection like any
 // program message.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -155,17 +156,20 @@ std::vector<std::string> protocol_names();
 
 // A count a protocol keeps: this object's own value, and a total over every object of this
 // node under `total_name` in the statistics table ("tsm.read_misses", "xsm.pushes", ...).
+// Atomic, so that any thread may read it (tsm::counts_of from the program thread while the
+// fault thread counts a miss) and a sync hook on the program thread may count beside a
+// handler: each add is one more locked instruction, next to a fault's or message's cost.
 class protocol_counter {
  public:
   explicit protocol_counter(std::string_view total_name) : total_(total_name) {}
   void add(std::uint64_t n = 1) {
-    value_ += n;
+    value_.fetch_add(n, std::memory_order_relaxed);
     total_.add(n);
   }
-  std::uint64_t value() const { return value_; }
+  std::uint64_t value() const { return value_.load(std::memory_order_relaxed); }
 
  private:
-  std::uint64_t value_ = 0;
+  std::atomic<std::uint64_t> value_{0};
   stats::counter total_;
 };
 
