@@ -401,7 +401,9 @@ void wake_waiters();
 // touch an application view of a shared segment (a fault under the node lock ends the
 // process). A protocol's fault handler may wait (wait_until, call): the handlers of arriving
 // messages, its own protocol's included, run while it waits. pred may be a named callable
-// (const or not) or a temporary.
+// (const or not) or a temporary. It says nothing however long it waits (an idle worker's
+// wait for work is not a fault): a wait that may hang on another node's program, or on a
+// condition the program may never make true, should be wait_until_noticed.
 template <class Pred>
 void wait_until(Pred&& pred) {
   using P = std::remove_reference_t<Pred>;
