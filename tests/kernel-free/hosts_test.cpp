@@ -367,11 +367,11 @@ TEST_F(Hosts, HostWhoseLinkIsCutIsReportedLost) {
 // the job carries on. (The connections used to end 5 s into any outage, whatever the limit.)
 TEST_F(Hosts, LinkDownForLessThanTheLivenessLimitIsSurvived) { expect_outage_survived(20, 6, 12); }
 
-// A link down for 8 s against a limit of 12: TCP's retransmission timeout, doubling while the
+// A link down for 7 s against a limit of 12: TCP's retransmission timeout, doubling while the
 // link is down, would next try at about 12.6 s into the outage (the job ended at the limit:
 // outages of 0.6-0.7 of it did); capped at 1 s (TCP_RTO_MAX_MS), the link is heard again
-// within about a second of its return.
-TEST_F(Hosts, LinkDownForMostOfTheLivenessLimitIsSurvived) { expect_outage_survived(12, 8, 16); }
+// within about a second of its return. (An outage of 8 s left 1.75 s to spare under load.)
+TEST_F(Hosts, LinkDownForMostOfTheLivenessLimitIsSurvived) { expect_outage_survived(12, 7, 16); }
 
 // A lossy network while the nodes connect: 30% of the packets each host receives dropped for
 // the first 15 s. TCP retransmits, so the set-up must wait for late handshakes (the acceptor
