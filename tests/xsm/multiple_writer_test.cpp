@@ -5,6 +5,7 @@
 // invalidations and messages, and results equal to a sequential reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -26,7 +27,6 @@ using word = std::uint64_t;
 
 constexpr std::size_t page = 4096;
 constexpr std::size_t page_words = page / sizeof(word);
-constexpr std::size_t pages = 8;  // homed round robin: page p at node p % nodes
 constexpr int phases = 3;
 
 word value(int phase, std::size_t i) { return static_cast<word>(phase + 1) * 0x9E3779B97F4A7C15ull + i * 0x100000001B3ull; }
@@ -70,6 +70,8 @@ std::size_t first_stale(const word* data, std::size_t count) {
 }
 
 TEST(MultipleWriter, SlicesOfSharedPagesMergeAtBarriers) {
+  // Homed round robin, page p at node p % nodes: every node homes one at least.
+  const std::size_t pages = std::max<std::size_t>(8, static_cast<std::size_t>(nodes()));
   xsm::multiple_writer mw;
   auto* data = xsm::alloc<word>(pages * page_words, mw);
   const std::uint64_t messages_before = protocol_messages();

@@ -8,6 +8,7 @@
 // name it does not know is asked for, so the counts are read from the statistics table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,7 +28,6 @@ using word = std::uint64_t;
 
 constexpr std::size_t page = 4096;
 constexpr std::size_t page_words = page / sizeof(word);
-constexpr std::size_t pages = 8;
 constexpr int phases = 3;
 
 void heap_under_multiple_writer() {
@@ -73,6 +73,7 @@ TEST(ProtocolByName, BothHeapsRunTheProtocolInitNamed) {
 }
 
 TEST(ProtocolByName, SlicesOfHeapPagesMergeAtBarriers) {
+  const std::size_t pages = std::max<std::size_t>(8, static_cast<std::size_t>(nodes()));  // every node homes one
   heap_under_multiple_writer();
   word* data = nullptr;
   if (node() == 0) data = static_cast<word*>(tsm::malloc(pages * page));  // starts on a block
