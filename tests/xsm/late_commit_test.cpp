@@ -22,7 +22,7 @@ struct interaction {
 };
 static_assert(sizeof(interaction) == 16);
 
-constexpr std::size_t capacity = 4000;  // 64,000 bytes: 16 blocks of 4 KiB
+constexpr std::size_t capacity = 10000;  // 160,000 bytes: 40 blocks of 4 KiB; 16 nodes append 9,192 items
 constexpr std::size_t block = 4096;
 constexpr std::size_t list_blocks = (capacity * sizeof(interaction) + block - 1) / block;
 
