@@ -2,6 +2,7 @@
 #include "memory/address_space.hpp"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 #include <cinttypes>
@@ -34,6 +35,14 @@ std::string occupant(std::uintptr_t start, std::uintptr_t end) {
   return found;
 }
 
+// The process's address-space limit (`ulimit -v`, RLIMIT_AS) in bytes, or 0 when it has none.
+// A cluster's batch system often sets one; the reservation counts toward it in full.
+std::uint64_t address_space_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return limit.rlim_cur;
+}
+
 }  // namespace
 
 void address_space::reserve(std::uintptr_t base, std::size_t bytes) {
@@ -42,11 +51,20 @@ void address_space::reserve(std::uintptr_t base, std::size_t bytes) {
   if (p == MAP_FAILED || reinterpret_cast<std::uintptr_t>(p) != base) {
     const int err = errno;
     if (p != MAP_FAILED) ::munmap(p, bytes);  // a kernel that took the address as a hint
+    const std::string taken_by = occupant(base, base + bytes);
+    const std::uint64_t limit = address_space_limit();
+    if (p == MAP_FAILED && err == ENOMEM && limit != 0 && taken_by == "unknown") {
+      fatal("cannot reserve the shared segment range of %zu GiB: this process's address-space limit "
+            "(ulimit -v, RLIMIT_AS) is %" PRIu64 " MiB. Raise it ('ulimit -v unlimited', or the batch "
+            "system's virtual-memory limit), or make the range smaller with SQUALL_SEGMENT_SPACE_GIB: "
+            "below the limit, with room for the program and for each segment's mappings, which count "
+            "toward it too",
+            bytes >> 30, limit >> 20);
+    }
     fatal("cannot reserve the shared segment range 0x%" PRIxPTR "-0x%" PRIxPTR " (%s): it is taken "
           "in this process by [%s]; choose a free range with SQUALL_SEGMENT_BASE and "
           "SQUALL_SEGMENT_SPACE_GIB",
-          base, base + bytes, p == MAP_FAILED ? std::strerror(err) : "mapped elsewhere",
-          occupant(base, base + bytes).c_str());
+          base, base + bytes, p == MAP_FAILED ? std::strerror(err) : "mapped elsewhere", taken_by.c_str());
   }
   base_ = base;
   end_ = base + bytes;
@@ -64,6 +82,16 @@ std::byte* address_space::take(std::size_t bytes, std::size_t alignment) {
     return reinterpret_cast<std::byte*>(aligned);
   }
   return nullptr;
+}
+
+std::string mapping_failure(int err) {
+  std::string why = std::strerror(err);
+  const std::uint64_t limit = address_space_limit();
+  if (err == ENOMEM && limit != 0) {
+    why += " (this process's address-space limit, ulimit -v or RLIMIT_AS, is " + std::to_string(limit >> 20) +
+           " MiB: raise it, or make the segments and SQUALL_SEGMENT_SPACE_GIB smaller)";
+  }
+  return why;
 }
 
 void address_space::give_back(std::byte* start, std::size_t bytes) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <string>
 
 namespace squall::memory::detail {
 
@@ -29,5 +30,10 @@ class address_space {
   std::uintptr_t base_ = 0, end_ = 0;
   std::map<std::uintptr_t, std::size_t> free_;  // start -> length, never adjacent
 };
+
+// Why an mmap of segment memory failed, for a message: strerror(err) and, for ENOMEM under an
+// address-space limit (`ulimit -v`, RLIMIT_AS, which the segment range and every view of a
+// segment count toward), the limit and what to do about it.
+std::string mapping_failure(int err);
 
 }  // namespace squall::memory::detail

@@ -14,6 +14,7 @@
 
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "memory/address_space.hpp"
 #include "memory/counters.hpp"
 #include "runtime/node.hpp"
 #include "transport/network_transport.hpp"
@@ -55,7 +56,7 @@ void make_own_words(segment_state& s, int me) {
     fatal("cannot make a segment's home words (%zu bytes): %s", words_bytes(s), std::strerror(errno));
   }
   void* words = ::mmap(nullptr, words_bytes(s), PROT_READ | PROT_WRITE, MAP_SHARED, s.words_memfd, 0);
-  if (words == MAP_FAILED) fatal("cannot map a segment's home words: %s", std::strerror(errno));
+  if (words == MAP_FAILED) fatal("cannot map a segment's home words: %s", mapping_failure(errno).c_str());
   s.home_words[static_cast<std::size_t>(me)] = static_cast<std::atomic<std::uint64_t>*>(words);
 }
 

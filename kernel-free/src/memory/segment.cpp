@@ -15,6 +15,7 @@
 #include <squall/runtime.hpp>
 
 #include "common/log.hpp"
+#include "memory/address_space.hpp"
 #include "memory/counters.hpp"
 #include "memory/deferred_maps.hpp"
 #include "memory/fault_service.hpp"
@@ -100,10 +101,11 @@ void map_views(segment_state& s, std::byte* address, bool keep) {
           std::strerror(errno));
   }
   if (::mmap(address, s.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.memfd, 0) == MAP_FAILED) {
-    fatal("cannot map a segment's application view at %p: %s", static_cast<void*>(address), std::strerror(errno));
+    fatal("cannot map a segment's application view at %p: %s", static_cast<void*>(address),
+          detail::mapping_failure(errno).c_str());
   }
   void* proto = ::mmap(nullptr, s.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.memfd, 0);
-  if (proto == MAP_FAILED) fatal("cannot map a segment's protocol view: %s", std::strerror(errno));
+  if (proto == MAP_FAILED) fatal("cannot map a segment's protocol view: %s", detail::mapping_failure(errno).c_str());
   s.app = address;
   s.proto = static_cast<std::byte*>(proto);
   // Blocks in recorded ranges go to the recording userfaultfd, the rest to the node's own.

@@ -8,10 +8,12 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 
 #include <squall/memory.hpp>
@@ -71,6 +73,46 @@ TEST(StartUpDeathTest, SegmentRangeTaken) {
       ::testing::ExitedWithCode(1),
       "cannot reserve the shared segment range 0x" SQUALL_TAKEN_RANGE "-0x[0-9a-f]+ .*it is taken in this process by "
       "\\[" SQUALL_TAKEN_PAGE "-[0-9a-f]+ .*SQUALL_SEGMENT_BASE");
+}
+
+// Sets this process's address-space limit (RLIMIT_AS) to what it maps now (sanitizers'
+// shadows included) plus `more` bytes.
+void limit_address_space_to_current_plus(unsigned long more) {
+  unsigned long pages = 0;
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr || std::fscanf(statm, "%lu", &pages) != 1) std::exit(3);
+  std::fclose(statm);
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = pages * 4096 + more;
+  if (::setrlimit(RLIMIT_AS, &limit) != 0) std::exit(3);
+}
+
+// An address-space limit (`ulimit -v`, as batch systems set) too small for the reservation is
+// named, with what to do; before, the message said the range was "taken ... by [unknown]" and
+// told the user to move it.
+TEST(StartUpDeathTest, AddressSpaceLimitTooSmall) {
+  EXPECT_EXIT(
+      {
+        limit_address_space_to_current_plus(256ul << 20);
+        start_memory_layer();
+      },
+      ::testing::ExitedWithCode(1),
+      "cannot reserve the shared segment range of [0-9]+ GiB: this process's address-space limit \\(ulimit -v, "
+      "RLIMIT_AS\\) is [0-9]+ MiB.*SQUALL_SEGMENT_SPACE_GIB");
+}
+
+// The same limit met later, when a segment's views are mapped: the message names it too.
+TEST(StartUpDeathTest, AddressSpaceLimitMetByASegment) {
+  EXPECT_EXIT(
+      {
+        setenv("SQUALL_SEGMENT_SPACE_GIB", "1", 1);
+        limit_address_space_to_current_plus((1ul << 30) + (64ul << 20));  // the range and 64 MiB
+        start_memory_layer();
+        (void)memory::allocate(256ul << 20, {});  // its protocol view needs 256 MiB more
+      },
+      ::testing::ExitedWithCode(1),
+      "cannot map a segment's protocol view: Cannot allocate memory \\(this process's address-space limit, "
+      "ulimit -v or RLIMIT_AS, is [0-9]+ MiB");
 }
 
 // Read as strictly as the decimal settings (SQUALL_SEGMENT_SPACE_GIB=' 1' is refused): a
