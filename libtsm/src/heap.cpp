@@ -172,12 +172,24 @@ void init(const options& opt) {
   detail::check_segment_size(size + part_size * n, opt.block_size, true,
                              "tsm::init: the shared heap and the placed heap of " + std::to_string(size >> 20) +
                                  " MiB each (SQUALL_TSM_HEAP_MIB)");
+  // Both segments, or neither: the heap is published only once the placed heap is made too.
+  // A node whose range had room for the first only (SQUALL_SEGMENT_SPACE_GIB) gave up here
+  // with the first segment set and none of the arenas, so tsm::initialized() said true, a
+  // second tsm::init was refused, and tsm::malloc read past an empty arena table.
+  auto* base = static_cast<std::byte*>(alloc_bytes(size, opt));
+  options placed_options = opt;
+  placed_options.homes = memory::home_policy::partition();
+  std::byte* placed = nullptr;
+  try {
+    placed = static_cast<std::byte*>(alloc_bytes(part_size * n, placed_options));
+  } catch (...) {
+    tsm::free(base);  // collective: the nodes' ranges are alike, so every node failed here
+    throw;
+  }
   heap.size = size;
-  heap.base = static_cast<std::byte*>(alloc_bytes(heap.size, opt));
+  heap.base = base;
   heap.part_size = part_size;
-  options placed = opt;
-  placed.homes = memory::home_policy::partition();
-  heap.placed = static_cast<std::byte*>(alloc_bytes(heap.part_size * n, placed));
+  heap.placed = placed;
   heap.arenas.resize(1 + n);
   heap.arenas[0] = {heap.base, heap.size, nullptr};
   for (std::uint64_t h = 0; h < n; ++h) heap.arenas[1 + h] = {heap.placed + h * heap.part_size, heap.part_size, nullptr};

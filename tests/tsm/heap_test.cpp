@@ -50,6 +50,34 @@ TEST(Heap, HeapSizesThatDifferBetweenNodesAreNamed) {
   tsm::barrier();
 }
 
+// Run alone by tsm_test.heap_no_room, with a segment range of 2 GiB (SQUALL_SEGMENT_SPACE_GIB):
+// the heap and the placed heap of 1 GiB each do not both fit. A failed tsm::init leaves
+// nothing made, and a second one with a smaller heap works. (The heap was kept once the
+// placed heap failed: tsm::initialized() said true and tsm::malloc crashed.)
+TEST(HeapNoRoom, AFailedInitLeavesNothingAndMayBeTriedAgain) {
+  const char* range_gib = std::getenv("SQUALL_SEGMENT_SPACE_GIB");
+  if (range_gib == nullptr || std::string(range_gib) != "2") GTEST_SKIP() << "run by tsm_test.heap_no_room";
+  ASSERT_FALSE(tsm::initialized());
+  ::setenv("SQUALL_TSM_HEAP_MIB", "1024", 1);
+  std::string what = "(no usage_error)";
+  try {
+    tsm::init();
+  } catch (const usage_error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("no room for"), std::string::npos) << what;
+  EXPECT_FALSE(tsm::initialized());
+  EXPECT_THROW(tsm::malloc(8), usage_error);  // "called before tsm::init", not a crash
+  ::setenv("SQUALL_TSM_HEAP_MIB", "256", 1);
+  tsm::init();
+  ASSERT_TRUE(tsm::initialized());
+  auto* p = static_cast<int*>(tsm::malloc(sizeof(int), nodes() - 1));
+  *p = node();
+  tsm::barrier();
+  tsm::heap_free(p);
+  tsm::barrier();
+}
+
 TEST(Heap, OneNodeAllocatesEveryNodeReads) {
   ensure_heap();
   std::uintptr_t where = 0;
