@@ -166,10 +166,12 @@ def stopped_while_building(failures):
     """SIGTERM to a copy of scripts/compare (no SQUALL_BUILD_DIR: it sets up and builds) while
     the stand-in for scripts/setup, then for scripts/build, sleeps."""
     with tempfile.TemporaryDirectory() as root:
-        (Path(root) / "scripts").mkdir()
+        (Path(root) / "scripts" / "lib").mkdir(parents=True)
         copy = Path(root) / "scripts" / "compare"
         copy.write_text(Path(COMPARE).read_text())
         copy.chmod(0o755)
+        for module in (ROOT / "scripts" / "lib").glob("*.py"):  # what the copy imports
+            (Path(root) / "scripts" / "lib" / module.name).write_text(module.read_text())
         for name in ("setup", "build"):
             stand_in = Path(root) / "scripts" / name
             stand_in.write_text(f'#!/bin/sh\n[ "$COMPARE_TEST_SLOW" = {name} ] && exec sleep {SLEEP_MARK}\nexit 0\n')
