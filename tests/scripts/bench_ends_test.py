@@ -63,6 +63,17 @@ def terminated(failures):
                         f"{bench.stderr.read()}")
 
 
+def copy_bench(root):
+    """A copy of scripts/bench in root/scripts, with scripts/lib, which it imports."""
+    (Path(root) / "scripts" / "lib").mkdir(parents=True, exist_ok=True)
+    copy = Path(root) / "scripts" / "bench"
+    copy.write_text(Path(BENCH).read_text())
+    copy.chmod(0o755)
+    for module in (ROOT / "scripts" / "lib").glob("*.py"):
+        (Path(root) / "scripts" / "lib" / module.name).write_text(module.read_text())
+    return copy
+
+
 def pingpongs_marked(iters, program=b"am_pingpong"):
     """The am_pingpong processes (or `program`'s) started with --iters `iters` (a mark no other
     run uses)."""
@@ -128,14 +139,13 @@ def terminate_once_sleeping(bench, mark, settle=0.0):
 def terminated_while_waiting(failures):
     mark = "4242.4244"  # the stand-in's sleep, after it has closed its output
     with tempfile.TemporaryDirectory() as root:
-        for folder in ("scripts", "bench/stand_in", "build/bench"):
+        for folder in ("bench/stand_in", "build/bench"):
             (Path(root) / folder).mkdir(parents=True)
-        (Path(root) / "scripts" / "bench").write_text(Path(BENCH).read_text())
+        copy_bench(root)
         (Path(root) / "bench" / "list.tsv").write_text("stand_in\tprints its figures, closes its output, sleeps\n")
         (Path(root) / "bench" / "stand_in" / "stand_in").write_text(
             f"#!/bin/sh\necho '{{\"x\": 1}}'\nexec >&-\nexec sleep {mark}\n")
-        for script in ("scripts/bench", "bench/stand_in/stand_in"):
-            (Path(root) / script).chmod(0o755)
+        (Path(root) / "bench" / "stand_in" / "stand_in").chmod(0o755)
         bench = subprocess.Popen([str(Path(root) / "scripts" / "bench"), "stand_in", "--results", f"{root}/results"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root,
                                  env=dict(os.environ, SQUALL_BUILD_DIR=f"{root}/build"))
@@ -150,10 +160,7 @@ def terminated_while_building(failures):
     left the setup or the build running."""
     mark = "4242.4245"
     with tempfile.TemporaryDirectory() as root:
-        (Path(root) / "scripts").mkdir()
-        copy = Path(root) / "scripts" / "bench"
-        copy.write_text(Path(BENCH).read_text())
-        copy.chmod(0o755)
+        copy = copy_bench(root)
         for name in ("setup", "build"):
             stand_in = Path(root) / "scripts" / name
             stand_in.write_text(f'#!/bin/sh\n[ "$BENCH_TEST_SLOW" = {name} ] && exec sleep {mark}\nexit 0\n')
