@@ -14,7 +14,8 @@ node count or an application named twice in a list, an option given twice, an op
 that is the next option ('--results --json' took --json for the folder), a block size above
 libtsm's 64 MiB, and a --results that is a file or under one (each ran the whole experiment,
 then failed with a traceback when writing); and a SQUALL_BUILD_DIR without squallrun (a
-traceback). scripts/demo, which took no arguments and ignored them, refuses one (a misspelt
+traceback). scripts/probe refuses a bad node count, transport, test pattern or job count, and
+an unknown option. scripts/demo, which took no arguments and ignored them, refuses one (a misspelt
 option ran the whole demonstration), as it refuses a SQUALL_BUILD_DIR without squallrun."""
 import os
 import shutil
@@ -129,6 +130,12 @@ def main():
             (["compare", "--block-size", str(1 << 27)], f"--block-size takes a power of two from 4096 to {1 << 26} (64 MiB)"),
             (["compare", "--results", plain.name], f"--results: {plain.name} is not a directory"),
             (["compare", "--results", plain.name + "/deeper"], f"--results: {plain.name} is not a directory"),
+            (["probe", "--nodes", "0"], "--nodes takes node counts from 1 to 1024, such as 3,5,6, not '0'"),
+            (["probe", "--nodes"], "--nodes needs a value"),
+            (["probe", "--transports", "rdma"], "--transports takes shm, tcp, ucx, not 'rdma'"),
+            (["probe", "--tests", "("], "--tests: '(' is not a regular expression"),
+            (["probe", "-j", "x"], "-j takes a whole number from 1, not 'x'"),
+            (["probe", "--bogus"], "unknown argument '--bogus'"),
             (["demo", "--bogus"], "scripts/demo: takes no arguments (got '--bogus')"),
             (["demo", "2"], "scripts/demo: takes no arguments (got '2')"),
         ]
@@ -143,7 +150,7 @@ def main():
                                 f"stdout: {p.stdout}\nstderr: {p.stderr}")
     # A build folder without squallrun: refused before anything runs (scripts/compare ran every
     # version, then failed with a traceback for the sequential program it could not start).
-    for script in ("compare", "demo"):
+    for script in ("compare", "demo", "probe"):
         p = run_script([script], env=dict(os.environ, SQUALL_BUILD_DIR="/nonexistent-squall-build"))
         said = "SQUALL_BUILD_DIR=/nonexistent-squall-build holds no bin/squallrun"
         if p.returncode != 2 or said not in p.stderr or "Traceback" in p.stderr or p.stdout:
