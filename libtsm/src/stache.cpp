@@ -2,6 +2,7 @@
 #include "stache.hpp"
 
 #include <squall/settings.hpp>
+#include <squall/tsm/hold.hpp>
 #include "fail.hpp"
 #include "protocol/binding.hpp"
 
@@ -46,10 +47,8 @@ std::size_t claim_window() {
   return blocks;
 }
 
-std::int64_t hold_ns() {
-  static const auto ns = settings::number("SQUALL_TSM_HOLD_US", 50, 0, 1'000'000) * 1000;
-  return ns;
-}
+// SQUALL_TSM_HOLD_US, as the protocol kit's hold reads it.
+std::int64_t hold_ns() { return grant_hold::hold_ns(); }
 
 void release_hold_locked(void*) { stache::release_hold(); }
 void release_if_current(void* generation) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The protocol kit under any protocol: fence() waits for a protocol's messages however long
 // the chain they form; every synchronisation point reaches every live protocol's hooks; a
-// block larger than one message travels in parts; tsm::bind is refused on every node or on none.
+// block larger than one message travels in parts; tsm::bind is refused on every node or on none;
+// the kit's grant_hold answers a held recall once, when the hold ends.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
 #include <squall/xsm.hpp>
+
+#include <squall/error.hpp>
 
 #include "migratory.hpp"
 #include "usage_error_of.hpp"
@@ -127,6 +130,80 @@ TEST(Kit, BindIsRefusedOnEveryNodeOrOnNone) {
   }
   tsm::barrier();
   tsm::free(mem);
+}
+
+
+// grant_hold on its own (every node alike, no messages): what a protocol's `answer` got.
+struct answers {
+  int count = 0;
+  int asked_by = -1;
+  xsm::block_index block = 0;
+};
+void record_answer(void* self, xsm::segment, xsm::block_index b, int asked_by) {
+  auto& a = *static_cast<answers*>(self);
+  ++a.count;
+  a.asked_by = asked_by;
+  a.block = b;
+}
+
+// A recall of the held block waits for end(), and is answered once; a recall of any other
+// block, or of nothing held, is to be answered at once; a second recall is a protocol error.
+TEST(GrantHold, ARecallOfTheHeldBlockIsAnsweredOnceWhenTheHoldEnds) {
+  answers a;
+  xsm::grant_hold hold(record_answer, &a);
+  const xsm::segment s{};
+  EXPECT_FALSE(hold.defer(s, 3, 1));  // nothing held
+  hold.granted(s, 3);
+  EXPECT_FALSE(hold.defer(s, 4, 1));  // another block
+  EXPECT_TRUE(hold.defer(s, 3, 1));
+  EXPECT_EQ(a.count, 0);
+  EXPECT_THROW(hold.defer(s, 3, 2), usage_error);
+  hold.end();
+  EXPECT_EQ(a.count, 1);
+  EXPECT_EQ(a.asked_by, 1);
+  EXPECT_EQ(a.block, 3u);
+  hold.end();
+  EXPECT_EQ(a.count, 1);
+  EXPECT_FALSE(hold.defer(s, 3, 1));  // the hold is over
+  hold.quiesce();
+}
+
+// A grant of another block ends the hold of the last one first.
+TEST(GrantHold, AGrantOfAnotherBlockEndsTheHoldFirst) {
+  answers a;
+  xsm::grant_hold hold(record_answer, &a);
+  const xsm::segment s{};
+  hold.granted(s, 3);
+  EXPECT_TRUE(hold.defer(s, 3, 2));
+  hold.granted(s, 5);
+  EXPECT_EQ(a.count, 1);
+  EXPECT_EQ(a.block, 3u);
+  EXPECT_TRUE(hold.defer(s, 5, 2));
+  hold.end();
+  EXPECT_EQ(a.count, 2);
+  EXPECT_EQ(a.block, 5u);
+  hold.quiesce();
+}
+
+// Once the access has begun, a held recall is answered by the deferred call at the hold's end
+// (hold_ns() later), with nothing else of the program's doing; not before the access begins.
+TEST(GrantHold, TheHoldEndsByItselfAfterTheAccessBegan) {
+  answers a;
+  xsm::grant_hold hold(record_answer, &a);
+  const xsm::segment s{};
+  am::run_locked([&] {
+    hold.granted(s, 7);
+    EXPECT_TRUE(hold.defer(s, 7, 0));
+  });
+  const std::int64_t until = am::clock_ns() + 4 * xsm::grant_hold::hold_ns();
+  while (am::clock_ns() < until) am::poll();
+  am::run_locked([&] { EXPECT_EQ(a.count, 0); });  // the access has not begun: still held
+  const std::int64_t began = am::clock_ns();
+  hold.access_runs();
+  am::wait_until([&] { return a.count == 1; });
+  EXPECT_GE(am::clock_ns() - began, xsm::grant_hold::hold_ns());
+  EXPECT_EQ(a.block, 7u);
+  hold.quiesce();
 }
 
 }  // namespace

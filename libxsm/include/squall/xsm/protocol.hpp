@@ -13,10 +13,12 @@
 // xsm::range), where the data structure is allocated; every other block runs TSM's stache.
 // libxsm/README.md walks through writing one; PROTOCOLS.md describes the protocol library.
 //
-// These are libtsm's protocol kit (squall/tsm/protocol.hpp, messages.hpp, directory.hpp), on
-// which stache itself is written, under XSM's names.
+// These are libtsm's protocol kit (squall/tsm/protocol.hpp, messages.hpp and directory.hpp,
+// on which stache itself is written, and hold.hpp: holding a granted block until its access
+// has run), under XSM's names.
 #pragma once
 #include <squall/tsm/directory.hpp>
+#include <squall/tsm/hold.hpp>
 #include <squall/tsm/messages.hpp>
 #include <squall/tsm/protocol.hpp>
 
@@ -26,6 +28,7 @@ using memory::block_index;
 using memory::segment;
 using memory::tag;
 using tsm::block_part;
+using tsm::grant_hold;
 using tsm::home_directory;
 using tsm::protocol;
 using tsm::protocol_counter;
