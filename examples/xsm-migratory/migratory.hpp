@@ -10,7 +10,6 @@
 // the node that asked. Requests for a block in motion wait at the home in arrival order.
 #pragma once
 #include <cstdint>
-#include <utility>
 
 #include <squall/am.hpp>
 #include <squall/runtime.hpp>
@@ -28,9 +27,11 @@ class migratory final : public protocol {
   void attach(block_index first, block_index end, std::size_t) override {
     homes_ = home_directory(first, end, squall::nodes());
   }
-  void detach() override {
-    squall::am::wait_until([this] { return !call_pending_; });
-  }
+  void detach() override { hold_.quiesce(); }
+  // At a synchronisation point the program is done with the block it holds (step 8).
+  void before_barrier() override { hold_.end(); }
+  void after_acquire() override { hold_.end(); }
+  void before_release() override { hold_.end(); }
 
   // Step 2: the fault handlers. Reads and writes alike take the block with write permission.
   void read_fault(segment s, block_index b) override { fetch(s, b); }
@@ -47,13 +48,9 @@ class migratory final : public protocol {
   }
 
   // Step 4: the holder gives the block up, sending its bytes home with the answer; if it
-  // holds the block (step 7), when the hold ends.
+  // holds the block (step 8), when the hold ends.
   void on_recall(segment s, block_index b, int home) {
-    if (hold_.keeps(s, b)) {
-      hold_.recalled_by = home;
-      end_hold_in_time();
-      return;
-    }
+    if (hold_.defer(s, b, home)) return;
     give_up(s, b, home);
   }
   void give_up(segment s, block_index b, int home) {
@@ -72,7 +69,7 @@ class migratory final : public protocol {
   void on_grant(segment s, block_index b, int, block_part bytes) {
     bytes.install(s, b, tag::read_write);
     granted_ = true;
-    hold_ = {s, b};
+    hold_.granted(s, b);
   }
 
   protocol_counter misses{"migratory.misses"};
@@ -82,17 +79,15 @@ class migratory final : public protocol {
 
  private:
   void fetch(segment s, block_index b) {
-    end_hold();  // this node faults again: the access its last grant was for has run
-    // The home does not hold its own blocks: a request handled at the end of the wait may
-    // take its grant away again. Ask again.
+    hold_.end();  // this node faults again: the access its last grant was for has run
+    // Another thread's synchronisation call may end the hold before the access runs: ask again.
     while (s.tag_of(b) != tag::read_write) {
       misses.add();
       granted_ = false;
       send<&migratory::on_request>(s.home(b), s, b);
       squall::am::wait_until([this] { return granted_; });
     }
-    hold_.since = squall::am::clock_ns();  // the access is about to run
-    end_hold_in_time();
+    hold_.access_runs();  // held until the access has had hold_ns to run
   }
 
   void start_move(segment s, block_index b, int to) {
@@ -100,6 +95,7 @@ class migratory final : public protocol {
     const int holder = homes_.owner(b);
     const int me = squall::node();
     if (holder == me) {
+      if (hold_.defer(s, b, me)) return;  // the home's own access first (step 8)
       s.set_tag(b, tag::invalid);  // the home's own copy: its protocol view is current
     } else if (holder >= 0) {
       homes_.expect_answer(b);
@@ -116,6 +112,7 @@ class migratory final : public protocol {
     if (to == squall::node()) {
       s.set_tag(b, tag::read_write);  // the home itself: its protocol view holds the bytes
       granted_ = true;
+      hold_.granted(s, b);
     } else {
       moves.add();
       send_block<&migratory::on_grant>(to, s, b, true);
@@ -123,46 +120,19 @@ class migratory final : public protocol {
     if (const auto next = homes_.next_waiting(b)) start_move(s, b, next->node);
   }
 
-  // Step 7: the hold. A recall sent right behind a grant (another node was waiting) was
-  // often handled before the granted access ran, and with several nodes asking, the block
-  // could go round for ever with no access done. So a node keeps the block it was granted
-  // last until it faults again, or hold_ns after its fault handler returned: a recall that
-  // comes meanwhile is answered then, by a deferred call (run under the node lock, like a
-  // handler). detach() waits for a pending call, which must not outlive the object.
-  static constexpr std::int64_t hold_ns = 50'000;
-  struct hold {
-    segment s;
-    block_index b = 0;
-    int recalled_by = -1;     // the home that asked for the block back, or -1
-    std::int64_t since = -1;  // when the access was about to run; -1: not yet
-    bool keeps(segment other, block_index block) const {
-      return s == other && b == block && (since < 0 || squall::am::clock_ns() < due());
-    }
-    std::int64_t due() const { return since + hold_ns; }
-  };
-  void end_hold() {
-    const hold h = std::exchange(hold_, hold{});
-    if (h.recalled_by >= 0) give_up(h.s, h.b, h.recalled_by);
+  // Step 8: the hold. A node keeps the block it was granted last until its access has run
+  // (the kit's grant_hold): a recall that comes meanwhile is answered when the hold ends,
+  // here. The home holds its own grants too: a move that would take the block from its own
+  // access waits (asked_by is then the home itself), and goes on here.
+  static void answer(void* self, segment s, block_index b, int asked_by) {
+    auto& p = *static_cast<migratory*>(self);
+    if (asked_by != squall::node()) return p.give_up(s, b, asked_by);
+    s.set_tag(b, tag::invalid);
+    p.grant(s, b);
   }
-  // A call at the hold's end, when a recall waits for it and the clock has started.
-  void end_hold_in_time() {
-    if (hold_.recalled_by < 0 || hold_.since < 0 || call_pending_) return;
-    call_pending_ = true;
-    squall::am::call_at(hold_.due(), [](void* self) { static_cast<migratory*>(self)->on_hold_timer(); }, this);
-  }
-  void on_hold_timer() {
-    call_pending_ = false;
-    if (hold_.since >= 0 && squall::am::clock_ns() >= hold_.due()) {
-      end_hold();
-    } else {
-      end_hold_in_time();  // set for an earlier hold, since ended: this one ends later
-    }
-  }
-
   home_directory homes_;
   bool granted_ = false;
-  hold hold_;
-  bool call_pending_ = false;
+  grant_hold hold_{answer, this};
 };
 
 }  // namespace migratory_example

@@ -221,7 +221,7 @@ TEST(FinalizeDeathTest, XsmMemoryTouchedAfterFinalizeSaysSo) {
         (void)p[512];
       },
       "a read of block 1 of the TSM segment at 0x[0-9a-f]+, run by protocol 'migratory', after squall::finalize: "
-      "the protocol cannot serve it once the runtime has stopped \\(squall: am::send called after "
+      "the protocol cannot serve it once the runtime has stopped \\(squall: am::run_locked called after "
       "squall::finalize\\); finish with TSM and XSM memory");
   EXPECT_DEATH(
       {
