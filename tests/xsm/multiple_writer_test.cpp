@@ -38,7 +38,7 @@ std::uint64_t changed_bytes(word was, word now) {
   return n;
 }
 
-using squall::test::home_views_on;
+using squall::test::copies_from_home;
 
 // Messages this node sent to the protocol's own handlers so far.
 std::uint64_t protocol_messages() {
@@ -75,11 +75,13 @@ TEST(MultipleWriter, SlicesOfSharedPagesMergeAtBarriers) {
   xsm::multiple_writer mw;
   auto* data = xsm::alloc<word>(pages * page_words, mw);
   const std::uint64_t messages_before = protocol_messages();
+  const std::uint64_t remote_reads_before = stats::take().get("memory.remote_reads");
   tsm::barrier();  // no node fetches from one that has not taken its count yet
   for (int phase = 0; phase < phases; ++phase) {
     write_my_slices(data, pages, phase);
     tsm::barrier();
   }
+  const bool copies = copies_from_home(stats::take().get("memory.remote_reads") - remote_reads_before);
   const std::uint64_t fetches = mw.fetches.value(), direct = mw.fetches_direct.value(),
                       served = mw.fetches_served.value(), twins = mw.twins.value(),
                       diffs = mw.diffs_sent.value(), diff_messages = mw.diff_messages.value(),
@@ -102,9 +104,10 @@ TEST(MultipleWriter, SlicesOfSharedPagesMergeAtBarriers) {
   EXPECT_EQ(invalidations, phases * elsewhere);
   EXPECT_EQ(diff_messages, phases * others);
   // Every node of these tests runs on this host: with home views (on unless
-  // SQUALL_HOME_VIEWS=0) each fetch reads the home's memory here and no home serves one.
-  EXPECT_EQ(direct, home_views_on() ? fetches : 0);
-  EXPECT_EQ(served, home_views_on() ? 0 : phases * homed_here * others);
+  // SQUALL_HOME_VIEWS=0), or UCX's one-sided reads, each fetch copies the home's memory and no
+  // home serves one.
+  EXPECT_EQ(direct, copies ? fetches : 0);
+  EXPECT_EQ(served, copies ? 0 : phases * homed_here * others);
   EXPECT_EQ(applied, phases * homed_here * others);
   // A fetch by message and its copy; a diff message and its answer (from each home to each
   // other node).

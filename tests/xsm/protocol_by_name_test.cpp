@@ -45,6 +45,7 @@ std::uint64_t changed_bytes(word was, word now) {
 // This node's multiple-writer totals, and the messages it sent to the protocol's handlers.
 struct mw_counts {
   std::uint64_t fetches, direct, served, twins, diffs, diff_messages, diff_bytes, applied, invalidations, messages;
+  std::uint64_t remote_reads;  // the memory layer's one-sided reads (UCX)
 };
 mw_counts take_counts() {
   const stats::snapshot s = stats::take();
@@ -53,7 +54,7 @@ mw_counts take_counts() {
               s.get("xsm.multiple_writer.twins"),         s.get("xsm.multiple_writer.diffs_sent"),
               s.get("xsm.multiple_writer.diff_messages"), s.get("xsm.multiple_writer.diff_bytes"),
               s.get("xsm.multiple_writer.diffs_applied"), s.get("xsm.multiple_writer.invalidations"),
-              0};
+              0,                                          s.get("memory.remote_reads")};
   for (const auto& h : s.handlers) {
     if (std::string_view(h.name).find("multiple_writer::on_") != std::string_view::npos) c.messages += h.sent;
   }
@@ -106,8 +107,9 @@ TEST(ProtocolByName, SlicesOfHeapPagesMergeAtBarriers) {
     }
   }
   const std::uint64_t elsewhere = pages - homed_here, others = static_cast<std::uint64_t>(n - 1);
-  // With home views a fetch reads the home's memory here, and no home serves one.
-  const bool views = squall::test::home_views_on();
+  // With home views, or UCX's one-sided reads, a fetch copies the home's memory, and no home
+  // serves one.
+  const bool views = squall::test::copies_from_home(after.remote_reads - before.remote_reads);
   // Each phase: a fetch, a twin and a diff for each page homed elsewhere, the copy dropped
   // at the barrier; one diff message to each other home, answered once.
   EXPECT_EQ(after.fetches - before.fetches, phases * elsewhere);

@@ -137,10 +137,13 @@ class segment {
   // The block's bytes in the protocol view: read and write them whatever the tag.
   std::span<std::byte> protocol_view(block_index b) const;
   // Copies block b's bytes from its home's protocol view into this node's, without the home's
-  // processor, when the home is another node of this host (its memory is mapped here
-  // read-only); false, copying nothing, when it is not (another host, SQUALL_HOME_VIEWS=0, the
-  // home's memory could not be opened). The tag is not changed. The caller's protocol must
-  // know the home's copy is the one to read: the home may be writing it meanwhile.
+  // processor: when the home is another node of this host (its memory is mapped here
+  // read-only), or by a one-sided read over a network transport that offers them (UCX over
+  // RDMA or its shared memory, SQUALL_REMOTE_READS; counted as memory.remote_reads), whatever
+  // SQUALL_HOME_VIEWS says; false, copying nothing, when neither can (another host over TCP,
+  // SQUALL_HOME_VIEWS=0 without such a transport, the home's memory could not be opened). The
+  // tag is not changed. The caller's protocol must know the home's copy is the one to read:
+  // the home may be writing it meanwhile.
   bool copy_from_home(block_index b) const;
   // Block b's home word (segment_options::home_words): 64 bits, zero at allocation, in the
   // memory of b's home, shared by every node of that host, at the home itself too. Null where
