@@ -14,6 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import processes
+from processes import children, kill, running
+
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "4242.4246"  # the stand-ins' sleeps: marks this test's processes
 
@@ -33,41 +36,9 @@ DRIVERS = [
 STAND_IN = f"#!/bin/sh\nsleep {MARK} &\nsleep {MARK} &\nwait\n"
 
 
-def running(pid):
-    """Whether pid is a process that has not ended (a zombie has)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def marked():
     """The stand-ins' sleeps still running."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if MARK.encode() in args and running(entry.name):
-            found.append(int(entry.name))
-    return found
-
-
-def children(pid):
-    try:
-        return [int(x) for task in os.listdir(f"/proc/{pid}/task")
-                for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def kill(pids):
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    return processes.marked(MARK)
 
 
 def stopped_while_running(driver, args, programs, root, failures):

@@ -16,6 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import processes
+from processes import children, kill, running
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = str(ROOT / "scripts" / "bench")
 
@@ -31,13 +34,6 @@ def unrecordable(failures):
         failures.append(f"--results /proc/...: exit {p.returncode}, expected 1, '{said}' and the figures\n{p.stderr}")
 
 
-def children(pid):
-    try:
-        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
 def terminated(failures):
     bench = subprocess.Popen([BENCH, "am_pingpong", "--iters", "100000000", "--trials", "7"], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True, cwd=ROOT)
@@ -51,14 +47,9 @@ def terminated(failures):
         failures.append(f"SIGTERM: the benchmark's job did not start within 30 s: {job}")
     bench.send_signal(signal.SIGTERM)
     status = bench.wait(timeout=90)
-    left = [pid for pid in job if Path(f"/proc/{pid}").exists() and
-            "Z" not in Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]]
+    left = [pid for pid in job if running(pid)]
     if status != 128 + signal.SIGTERM or left:
-        for pid in left:  # first: a process left running holds the stderr pipe open
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill(left)  # first: a process left running holds the stderr pipe open
         failures.append(f"SIGTERM: scripts/bench exit {status}, expected 143 with nothing left; left running: {left}\n"
                         f"{bench.stderr.read()}")
 
@@ -72,20 +63,6 @@ def copy_bench(root):
     for module in (ROOT / "scripts" / "lib").glob("*.py"):
         (Path(root) / "scripts" / "lib" / module.name).write_text(module.read_text())
     return copy
-
-
-def pingpongs_marked(iters, program=b"am_pingpong"):
-    """The am_pingpong processes (or `program`'s) started with --iters `iters` (a mark no other
-    run uses)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(a.endswith(program) for a in args) and str(iters).encode() in args:
-            found.append(int(entry.name))
-    return found
 
 
 def terminated_early(failures):
@@ -104,23 +81,19 @@ def terminated_early(failures):
             failures.append(f"SIGTERM {delay} s after the start: scripts/bench still running after 60 s")
             bench.kill()
         deadline = time.monotonic() + 10
-        while pingpongs_marked(iters) and time.monotonic() < deadline:
+        while processes.marked(str(iters), b"am_pingpong") and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = pingpongs_marked(iters)
+        left = processes.marked(str(iters), b"am_pingpong")
         if left:
             failures.append(f"SIGTERM {delay} s after the start: the job's nodes {left} were left running")
-            for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            kill(left)
 
 
 def terminate_once_sleeping(bench, mark, settle=0.0):
     """Once a stand-in sleeps `mark` seconds (and `settle` more), SIGTERM to scripts/bench:
     its exit status (or what became of it) and the sleeps it left running, killed since."""
     deadline = time.monotonic() + 30
-    while not pingpongs_marked(mark, b"sleep") and time.monotonic() < deadline:
+    while not processes.marked(str(mark), b"sleep") and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(settle)
     bench.send_signal(signal.SIGTERM)
@@ -130,9 +103,8 @@ def terminate_once_sleeping(bench, mark, settle=0.0):
         bench.kill()
         status = f"still running 30 s later (killed: {bench.wait()})"
     time.sleep(0.5)  # a child's end after its parent's
-    left = pingpongs_marked(mark, b"sleep")
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
+    left = processes.marked(str(mark), b"sleep")
+    kill(left)
     return status, left
 
 

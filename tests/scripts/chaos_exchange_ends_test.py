@@ -12,17 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from processes import running
+
 ROOT = Path(__file__).resolve().parents[2]
 CHAOS_EXCHANGE = str(ROOT / "bench" / "chaos" / "chaos_exchange")
-
-
-def running(pid):
-    """Whether pid is a process that has not ended (a zombie has)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def stopped_while_running(signum, root, failures):

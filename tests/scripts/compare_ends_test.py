@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import processes
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ["SQUALL_BUILD_DIR"]).resolve()
 COMPARE = str(ROOT / "scripts" / "compare")
@@ -92,28 +94,6 @@ def failed_versions(build, failures):
             failures.append(f"failed versions: the record's failures: {listed}")
 
 
-def marked(mark=MARK):
-    """This test's never-ending programs that are still running (zombies are gone already)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if mark.encode() in args and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def kill_marked(mark=MARK):
-    for pid in marked(mark):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 def stopped(build, failures, slow, signum, when, group=False):
     """Starts scripts/compare with COMPARE_TEST_SLOW=slow, sends signum `when` (seconds after the
     start, or "running": once the slow program runs) to it, or to its group, and checks the end."""
@@ -128,9 +108,9 @@ def stopped(build, failures, slow, signum, when, group=False):
                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         if when == "running":
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and len(marked()) < (1 if slow == "seq" else 2):
+            while time.monotonic() < deadline and len(processes.marked(MARK)) < (1 if slow == "seq" else 2):
                 time.sleep(0.05)
-            if not marked():
+            if not processes.marked(MARK):
                 failures.append(f"{what}: the slow program did not start within 60 s")
         else:
             time.sleep(when)
@@ -145,10 +125,10 @@ def stopped(build, failures, slow, signum, when, group=False):
             compare.wait()
             failures.append(f"{what}: scripts/compare still running 90 s later")
         deadline = time.monotonic() + 10  # the nodes' last moments, after squallrun's
-        while marked() and time.monotonic() < deadline:
+        while processes.marked(MARK) and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = marked()
-        kill_marked()
+        left = processes.marked(MARK)
+        processes.kill(processes.marked(MARK))
         err_file.seek(0)
         err = err_file.read()
         written = sorted(p.name for p in Path(results).iterdir())
@@ -183,7 +163,7 @@ def stopped_while_building(failures):
                                        stdout=subprocess.DEVNULL, stderr=err_file, env=dict(env, COMPARE_TEST_SLOW=name),
                                        cwd=root)
             deadline = time.monotonic() + 30
-            while not marked(SLEEP_MARK) and time.monotonic() < deadline:
+            while not processes.marked(SLEEP_MARK) and time.monotonic() < deadline:
                 time.sleep(0.05)
             compare.send_signal(signal.SIGTERM)
             try:
@@ -192,8 +172,8 @@ def stopped_while_building(failures):
                 compare.kill()
                 compare.wait()
             time.sleep(0.5)
-            left = marked(SLEEP_MARK)
-            kill_marked(SLEEP_MARK)
+            left = processes.marked(SLEEP_MARK)
+            processes.kill(processes.marked(SLEEP_MARK))
             err_file.seek(0)
             err = err_file.read()
             if compare.returncode != 128 + signal.SIGTERM or left or "Traceback" in err:
@@ -218,8 +198,8 @@ def main():
                 stopped(build, failures, slow, signum, when, group)
             stopped_while_building(failures)
         finally:
-            kill_marked()
-            kill_marked(SLEEP_MARK)
+            processes.kill(processes.marked(MARK))
+            processes.kill(processes.marked(SLEEP_MARK))
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("passed")

@@ -13,32 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from processes import children, descendants, running
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "scripts" / "demo")
-
-
-def children(pid):
-    try:
-        return [int(x) for task in os.listdir(f"/proc/{pid}/task")
-                for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def descendants(pid):
-    found, todo = [], [pid]
-    while todo:
-        kids = children(todo.pop())
-        found += kids
-        todo += kids
-    return found
-
-
-def running(pid):
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def command_of(pid):
