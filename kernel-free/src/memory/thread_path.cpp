@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "common/log.hpp"
-#include "common/thread_name.hpp"
+#include "common/runtime_thread.hpp"
 #include "memory/counters.hpp"
 #include "memory/deferred_maps.hpp"
 #include "memory/fault_service.hpp"
@@ -130,10 +130,7 @@ void start_fault_threads(int uffd, int threads) {
   static int started = 0;
   std::lock_guard g(mu);
   for (; started < threads; ++started) {
-    std::thread([uffd] {
-      name_this_thread("squall-faults");
-      serve_forever(uffd);
-    }).detach();
+    start_runtime_thread("squall-faults", [uffd] { serve_forever(uffd); }).detach();
   }
 }
 

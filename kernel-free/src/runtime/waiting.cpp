@@ -53,7 +53,7 @@
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/process_fence.hpp"
-#include "common/thread_name.hpp"
+#include "common/runtime_thread.hpp"
 #include "runtime/node.hpp"
 #include "runtime/wait_yields.hpp"
 #include "stats/counters.hpp"
@@ -489,10 +489,7 @@ void wake_sleeping_waiters(node_runtime& nd) {
 
 void start_progress_thread(node_runtime& nd) {
   if (!nd.config.progress_thread) return;
-  nd.progress = std::thread([&nd] {
-    name_this_thread("squall-progress");
-    progress_loop(nd);
-  });
+  nd.progress = start_runtime_thread("squall-progress", [&nd] { progress_loop(nd); });
 }
 
 void stop_progress_thread(node_runtime& nd) {

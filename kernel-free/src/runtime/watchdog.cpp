@@ -33,7 +33,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
-#include "common/thread_name.hpp"
+#include "common/runtime_thread.hpp"
 #include "runtime/node.hpp"
 
 namespace squall::rt {
@@ -220,10 +220,7 @@ void start_watchdog(node_runtime& nd) {
   nd.heartbeat_ns.store(heartbeat_period_ns(nd.config.liveness_s));  // the job's shortest, once init knows it
   nd.watchdog_stop_fd = ::eventfd(0, EFD_CLOEXEC);
   if (nd.watchdog_stop_fd < 0) fatal("cannot create the watchdog's eventfd: %s", std::strerror(errno));
-  nd.watchdog = std::thread([&nd] {
-    name_this_thread("squall-watchdog");
-    watchdog(nd, nd.watchdog_stop_fd).run();
-  });
+  nd.watchdog = start_runtime_thread("squall-watchdog", [&nd] { watchdog(nd, nd.watchdog_stop_fd).run(); });
 }
 
 void stop_watchdog(node_runtime& nd) {

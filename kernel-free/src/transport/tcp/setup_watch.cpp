@@ -12,7 +12,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
-#include "common/thread_name.hpp"
+#include "common/runtime_thread.hpp"
 #include "transport/tcp/accepting.hpp"
 #include "transport/endings.hpp"
 #include "transport/tcp/frames.hpp"
@@ -38,10 +38,7 @@ setup_watch::setup_watch(int me, int nodes, std::size_t max_body, hooks h)
     : me_(me), nodes_(nodes), max_body_(max_body), hooks_(std::move(h)) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) fatal("cannot create the set-up watch's eventfd: %s", std::strerror(errno));
-  thread_ = std::thread([this] {
-    name_this_thread("squall-setup");
-    run();
-  });
+  thread_ = start_runtime_thread("squall-setup", [this] { run(); });
 }
 
 setup_watch::~setup_watch() {

@@ -13,7 +13,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
-#include "common/thread_name.hpp"
+#include "common/runtime_thread.hpp"
 #include "stats/counters.hpp"
 #include "transport/endings.hpp"
 #include "transport/tcp/frames.hpp"
@@ -88,10 +88,7 @@ tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, liste
   watch(listener_.fd(), n);
   watch(stop_fd_, n + 1);
   watch(parking_.kick_fd(), n + 2);
-  io_ = std::thread([this] {
-    name_this_thread("squall-tcp-io");
-    io_loop();
-  });
+  io_ = start_runtime_thread("squall-tcp-io", [this] { io_loop(); });
 }
 
 void tcp_transport::stop_io_thread() {

@@ -16,7 +16,7 @@
 
 #include "common/futex.hpp"
 #include "common/log.hpp"
-#include "common/thread_name.hpp"
+#include "common/runtime_thread.hpp"
 #include "transport/endings.hpp"
 #include "transport/tcp/frames.hpp"
 #include "transport/tcp/socket_io.hpp"
@@ -137,10 +137,7 @@ ucx_transport::ucx_transport(int me, const std::vector<int>& sockets, const std:
     ev.data.fd = fd;
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fatal("epoll_ctl failed: %s", std::strerror(errno));
   }
-  io_ = std::thread([this] {
-    name_this_thread("squall-ucx-io");
-    io_loop();
-  });
+  io_ = start_runtime_thread("squall-ucx-io", [this] { io_loop(); });
 }
 
 // Over each authenticated socket: our worker address and the token the peer must use, then
