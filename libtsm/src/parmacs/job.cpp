@@ -27,8 +27,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -169,7 +171,12 @@ void run_worker(std::uintptr_t f, long k) {
 void start_worker(long k) {
   std::thread& t = the_job->threads[k];
   if (t.joinable()) t.join();
-  t = std::thread(run_worker, the_job->assigned[k].exchange(0), k);
+  try {
+    t = std::thread(run_worker, the_job->assigned[k].exchange(0), k);
+  } catch (const std::system_error& e) {  // std::terminate's message named no worker nor limit
+    fail("CREATE: cannot start worker %ld's thread: %s (a user's limit of processes, 'ulimit -u', counts "
+         "threads: raise it, or set fewer SQUALL_WORKERS_PER_NODE)", k, std::strerror(e.code().value()));
+  }
 }
 
 // The main thread of nodes other than 0: starts the functions CREATE assigns here.
