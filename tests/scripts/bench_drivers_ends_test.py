@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import processes
-from processes import children, kill, running
+from processes import children, kill, running, terminate
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "4242.4246"  # the stand-ins' sleeps: marks this test's processes
@@ -68,12 +68,7 @@ def stopped_while_running(driver, args, programs, root, failures):
         failures.append(f"{name}: the stand-in's job did not start within 30 s (status {process.returncode})\n"
                         f"{err_file.read()}")
         return
-    process.send_signal(signal.SIGTERM)
-    try:
-        status = process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        status = f"still running 60 s later (killed: {process.wait()})"
+    status = terminate(process, 60)
     deadline = time.monotonic() + 5  # a process's last moments, after its group's leader's
     while any(running(pid) for pid in job) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import processes
-from processes import children, kill, running
+from processes import children, kill, running, terminate
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = str(ROOT / "scripts" / "bench")
@@ -96,12 +96,7 @@ def terminate_once_sleeping(bench, mark, settle=0.0):
     while not processes.marked(str(mark), b"sleep") and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(settle)
-    bench.send_signal(signal.SIGTERM)
-    try:
-        status = bench.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        bench.kill()
-        status = f"still running 30 s later (killed: {bench.wait()})"
+    status = terminate(bench, 30)
     time.sleep(0.5)  # a child's end after its parent's
     left = processes.marked(str(mark), b"sleep")
     kill(left)

@@ -4,6 +4,7 @@ the processes that carry a test's mark among their arguments, and killing those 
 test had its own copies.)"""
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 
@@ -54,3 +55,14 @@ def kill(pids):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def terminate(process, timeout):
+    """SIGTERM to `process` (a Popen); its exit status, or, if it runs on past `timeout`
+    seconds, a description of that (it is then killed)."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return f"still running {timeout} s later (killed: {process.wait()})"
