@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <limits.h>
+#include <errno.h>
+#include <time.h>
 
 MAIN_ENV
 
@@ -165,14 +167,23 @@ static void exits(void) {
   WAITPAUSE(Global->spare)
 }
 
+/* Sleeps the whole time: a signal may cut a sleep short (the runtime's poke, SIGURG, when the
+ * thread enters the sleep just as a peer pokes it: kernel-free/src/common/poke.hpp), and a
+ * SETPAUSE come early then left no wait long enough to be noticed (1 CI run). */
+static void sleep_us(long us) {
+  struct timespec left = {us / 1000000, (us % 1000000) * 1000};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
 static void slow(void) {
   if (my_id() == 0) {
     BARRIER(Global->start, 2)
     WAITPAUSE(Global->go)
   } else {
-    usleep(2500000);
+    sleep_us(2500000);
     BARRIER(Global->start, 2)
-    usleep(2500000);
+    sleep_us(2500000);
     SETPAUSE(Global->go)
   }
 }
