@@ -47,8 +47,6 @@ std::size_t claim_window() {
   return blocks;
 }
 
-// SQUALL_TSM_HOLD_US, as the protocol kit's hold reads it.
-std::int64_t hold_ns() { return grant_hold::hold_ns(); }
 
 void release_hold_locked(void*) { stache::release_hold(); }
 void release_if_current(void* generation) {
@@ -56,10 +54,11 @@ void release_if_current(void* generation) {
     stache::release_hold();
   }
 }
-// The hold ends hold_ns() after the fault handler returned. Only a held invalidation needs
+// The hold ends SQUALL_TSM_HOLD_US after the fault handler returned. Only a held invalidation needs
 // the deferred call (and the progress thread's wake-up): without one, nothing waits.
 void end_hold_in_time() {
-  am::call_at(held.since + hold_ns(), release_if_current, reinterpret_cast<void*>(static_cast<std::uintptr_t>(held.generation)));
+  am::call_at(held.since + grant_hold::hold_ns(), release_if_current,
+              reinterpret_cast<void*>(static_cast<std::uintptr_t>(held.generation)));
 }
 void handler_returned() {
   if (held.protocol == nullptr) return;
@@ -86,7 +85,7 @@ stache::stache() = default;
 void stache::attach(block_index first, block_index end, std::size_t block_size) {
   // The settings read here, on the program's thread, so that a bad value stops it at once
   // rather than in a handler.
-  hold_ns();
+  grant_hold::hold_ns();
   claim_window();
   chunk_blocks_ = std::max<std::size_t>(1, alone_chunk_bytes() / block_size);
   one_sided_ = wants_home_words();
@@ -369,7 +368,7 @@ void stache::granted(segment s, block_index b) {
   }
   answered_ = true;
   release_hold();  // (an earlier one, if its deferred call has not run yet)
-  if (hold_ns() > 0) {
+  if (grant_hold::hold_ns() > 0) {
     held.protocol = this;
     held.s = s;
     held.b = b;
@@ -447,7 +446,7 @@ void stache::acquire(segment s, block_index b, bool write) {
   }
   // The access runs when this returns (or, on the fault-thread path, when the faulting
   // thread wakes): the hold ends a moment later unless another fault ends it first.
-  if (!first && hold_ns() > 0) handler_returned();
+  if (!first && grant_hold::hold_ns() > 0) handler_returned();
 }
 
 }  // namespace squall::tsm::detail

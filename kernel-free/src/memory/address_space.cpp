@@ -17,12 +17,13 @@ namespace {
 
 constexpr int reservation_flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
-// The first line of /proc/self/maps that overlaps [start, end), for the error message.
+// The first line of /proc/self/maps that overlaps [start, end), for the error message; empty
+// when none does (or the maps cannot be read).
 std::string occupant(std::uintptr_t start, std::uintptr_t end) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (maps == nullptr) return "unknown";
+  if (maps == nullptr) return {};
   char line[512];
-  std::string found = "unknown";
+  std::string found;
   while (std::fgets(line, sizeof line, maps) != nullptr) {
     std::uintptr_t lo = 0, hi = 0;
     if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) == 2 && lo < end && hi > start) {
@@ -53,7 +54,7 @@ void address_space::reserve(std::uintptr_t base, std::size_t bytes) {
     if (p != MAP_FAILED) ::munmap(p, bytes);  // a kernel that took the address as a hint
     const std::string taken_by = occupant(base, base + bytes);
     const std::uint64_t limit = address_space_limit();
-    if (p == MAP_FAILED && err == ENOMEM && limit != 0 && taken_by == "unknown") {
+    if (p == MAP_FAILED && err == ENOMEM && limit != 0 && taken_by.empty()) {
       fatal("cannot reserve the shared segment range of %zu GiB: this process's address-space limit "
             "(ulimit -v, RLIMIT_AS) is %" PRIu64 " MiB. Raise it ('ulimit -v unlimited', or the batch "
             "system's virtual-memory limit), or make the range smaller with SQUALL_SEGMENT_SPACE_GIB: "
@@ -64,7 +65,8 @@ void address_space::reserve(std::uintptr_t base, std::size_t bytes) {
     fatal("cannot reserve the shared segment range 0x%" PRIxPTR "-0x%" PRIxPTR " (%s): it is taken "
           "in this process by [%s]; choose a free range with SQUALL_SEGMENT_BASE and "
           "SQUALL_SEGMENT_SPACE_GIB",
-          base, base + bytes, p == MAP_FAILED ? std::strerror(err) : "mapped elsewhere", taken_by.c_str());
+          base, base + bytes, p == MAP_FAILED ? std::strerror(err) : "mapped elsewhere",
+          taken_by.empty() ? "unknown" : taken_by.c_str());
   }
   base_ = base;
   end_ = base + bytes;
