@@ -13,6 +13,7 @@
 #include <squall/collectives.hpp>
 
 #include "common/config.hpp"
+#include "common/descriptor_failure.hpp"
 #include "common/log.hpp"
 #include "memory/address_space.hpp"
 #include "memory/counters.hpp"
@@ -52,8 +53,9 @@ std::size_t words_bytes(const segment_state& s) {
 // This node's home words: a memfd of one zero word per block, mapped here.
 void make_own_words(segment_state& s, int me) {
   s.words_memfd = ::memfd_create("squall-home-words", MFD_CLOEXEC);
-  if (s.words_memfd < 0 || ::ftruncate(s.words_memfd, static_cast<off_t>(words_bytes(s))) != 0) {
-    fatal("cannot make a segment's home words (%zu bytes): %s", words_bytes(s), std::strerror(errno));
+  if (s.words_memfd < 0) fatal("cannot make a segment's home words: %s", descriptor_failure(errno).c_str());
+  if (::ftruncate(s.words_memfd, static_cast<off_t>(words_bytes(s))) != 0) {
+    fatal("cannot size a segment's home words to %zu bytes: %s", words_bytes(s), std::strerror(errno));
   }
   void* words = ::mmap(nullptr, words_bytes(s), PROT_READ | PROT_WRITE, MAP_SHARED, s.words_memfd, 0);
   if (words == MAP_FAILED) fatal("cannot map a segment's home words: %s", mapping_failure(errno).c_str());

@@ -14,6 +14,7 @@
 #include <squall/memory.hpp>
 #include <squall/runtime.hpp>
 
+#include "common/descriptor_failure.hpp"
 #include "common/log.hpp"
 #include "memory/address_space.hpp"
 #include "memory/counters.hpp"
@@ -92,7 +93,7 @@ void register_blocks(const segment_state& s, block_index first, block_index end,
 
 void map_views(segment_state& s, std::byte* address, bool keep) {
   s.memfd = ::memfd_create("squall-segment", MFD_CLOEXEC);
-  if (s.memfd < 0) fatal("memfd_create for a segment failed: %s", std::strerror(errno));
+  if (s.memfd < 0) fatal("memfd_create for a segment failed: %s", descriptor_failure(errno).c_str());
   if (::ftruncate(s.memfd, static_cast<off_t>(s.bytes)) != 0) {
     fatal("cannot size a segment's memfd to %zu bytes: %s", s.bytes, std::strerror(errno));
   }

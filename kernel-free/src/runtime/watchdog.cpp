@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/runtime_thread.hpp"
@@ -219,7 +220,7 @@ std::int64_t heartbeat_period_ns(int liveness_s) {
 void start_watchdog(node_runtime& nd) {
   nd.heartbeat_ns.store(heartbeat_period_ns(nd.config.liveness_s));  // the job's shortest, once init knows it
   nd.watchdog_stop_fd = ::eventfd(0, EFD_CLOEXEC);
-  if (nd.watchdog_stop_fd < 0) fatal("cannot create the watchdog's eventfd: %s", std::strerror(errno));
+  if (nd.watchdog_stop_fd < 0) fatal("cannot create the watchdog's eventfd: %s", descriptor_failure(errno).c_str());
   nd.watchdog = start_runtime_thread("squall-watchdog", [&nd] { watchdog(nd, nd.watchdog_stop_fd).run(); });
 }
 

@@ -3,6 +3,7 @@
 // configuration is wrong, or userfaultfd is missing or not permitted. Each case runs in a
 // fresh process (death tests), before the layer has started there.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -113,6 +114,29 @@ TEST(StartUpDeathTest, AddressSpaceLimitMetByASegment) {
       ::testing::ExitedWithCode(1),
       "cannot map a segment's protocol view: Cannot allocate memory \\(this process's address-space limit, "
       "ulimit -v or RLIMIT_AS, is [0-9]+ MiB");
+}
+
+// Makes the process's limit of open files, soft and hard, what it holds now plus `more`.
+void limit_open_files_to_current_plus(int more) {
+  int open = 0;
+  for (int fd = 0; fd < 4096; ++fd) open += ::fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(open + more);
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) std::exit(3);
+}
+
+// Every segment holds a memfd or two: a program that makes many meets the limit of open
+// files, and the message names it and what to do; before, it said only "Too many open files".
+TEST(StartUpDeathTest, OpenFilesLimitMetBySegments) {
+  EXPECT_EXIT(
+      {
+        start_memory_layer();
+        limit_open_files_to_current_plus(8);
+        for (int i = 0; i < 64; ++i) (void)memory::allocate(4096, {});
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(1),
+      "Too many open files \\(this process's limit of open files, 'ulimit -n', is [0-9]+;.*raise the hard limit");
 }
 
 // Read as strictly as the decimal settings (SQUALL_SEGMENT_SPACE_GIB=' 1' is refused): a

@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "transport/shm/reserve.hpp"
@@ -124,7 +125,7 @@ pair_line* job_area::mailbox_line(int a, int b) const {
 
 job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out, const std::vector<bool>& here) {
   const int fd = memfd_create("squall-job", 0);
-  if (fd < 0) fatal("memfd_create for the job's shared memory failed: %s", std::strerror(errno));
+  if (fd < 0) fatal("memfd_create for the job's shared memory failed: %s", descriptor_failure(errno).c_str());
   *fd_out = fd;
   return create_in(fd, nodes, ring_bytes, here);
 }
@@ -132,7 +133,7 @@ job_area job_area::create(int nodes, std::size_t ring_bytes, int* fd_out, const 
 int job_area::create_named(const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
-    fatal("cannot create the job's shared memory %s: %s%s", name.c_str(), std::strerror(errno),
+    fatal("cannot create the job's shared memory %s: %s%s", name.c_str(), descriptor_failure(errno).c_str(),
           errno == EEXIST ? " (someone else made a file of that name: refusing to share it)" : "");
   }
   return fd;
@@ -140,7 +141,7 @@ int job_area::create_named(const std::string& name) {
 
 int job_area::open_named(const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
-  if (fd < 0) fatal("cannot open the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
+  if (fd < 0) fatal("cannot open the job's shared memory %s: %s", name.c_str(), descriptor_failure(errno).c_str());
   struct stat st;
   if (fstat(fd, &st) != 0) fatal("cannot inspect the job's shared memory %s: %s", name.c_str(), std::strerror(errno));
   if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "transport/tcp/accepting.hpp"
@@ -37,7 +38,7 @@ struct connection_attempt {
 // acceptor's wait for this node does).
 int try_to_connect(int me, connection_attempt& a, const job_secret& secret, std::int64_t deadline) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) fatal("socket() failed: %s", std::strerror(errno));
+  if (fd < 0) fatal("socket() failed: %s", descriptor_failure(errno).c_str());
   // An attempt has a few seconds: a lost SYN is sent again after 1 s, then 2, 4, 8...; a
   // fresh connection keeps the pace at one or two a few seconds on a lossy network.
   if (const int err = connect_before(fd, a.where, std::min(deadline, now_ns() + attempt_ns)); err != 0) {
@@ -63,7 +64,7 @@ int try_to_connect(int me, connection_attempt& a, const job_secret& secret, std:
 
 listener::listener(endpoint where) : where_(where) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) fatal("socket() failed: %s", std::strerror(errno));
+  if (fd_ < 0) fatal("socket() failed: %s", descriptor_failure(errno).c_str());
   const int one = 1;
   setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   const sockaddr_in sa = to_sockaddr(where);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/runtime_thread.hpp"
@@ -37,7 +38,7 @@ void wake(int fd) {
 setup_watch::setup_watch(int me, int nodes, std::size_t max_body, hooks h)
     : me_(me), nodes_(nodes), max_body_(max_body), hooks_(std::move(h)) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) fatal("cannot create the set-up watch's eventfd: %s", std::strerror(errno));
+  if (wake_fd_ < 0) fatal("cannot create the set-up watch's eventfd: %s", descriptor_failure(errno).c_str());
   thread_ = start_runtime_thread("squall-setup", [this] { run(); });
 }
 

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/runtime_thread.hpp"
@@ -66,7 +67,7 @@ tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, liste
     : max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || stop_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", std::strerror(errno));
+  if (epoll_fd_ < 0 || stop_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", descriptor_failure(errno).c_str());
   const auto n = static_cast<std::uint64_t>(fds.size());
   auto watch = [&](int fd, std::uint64_t tag) {
     epoll_event ev{};

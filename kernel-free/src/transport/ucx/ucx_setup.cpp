@@ -14,6 +14,7 @@
 #include <cstring>
 #include <set>
 
+#include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
 #include "common/log.hpp"
 #include "common/runtime_thread.hpp"
@@ -129,7 +130,7 @@ ucx_transport::ucx_transport(int me, const std::vector<int>& sockets, const std:
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || stop_fd_ < 0) {
-    fatal("cannot create the UCX transport's epoll: %s", std::strerror(errno));
+    fatal("cannot create the UCX transport's epoll: %s", descriptor_failure(errno).c_str());
   }
   for (int fd : {worker_fd_, stop_fd_, parking_.kick_fd()}) {
     epoll_event ev{};
