@@ -14,11 +14,7 @@ The scripts that start jobs (scripts/compare, scripts/bench, the drivers in benc
         ...
 
     if __name__ == "__main__":
-        child_job.catch_stop_signals()
-        try:
-            main()
-        except child_job.Stopped as stop:
-            child_job.stopped(stop, "NAME")  # stops the job, cleans up, exits 128 + the signal
+        child_job.run_main(main, "NAME")  # a stop signal: the job stopped, cleanups, 128 + the signal
 
 Without it, SIGTERM to such a script alone (a `kill`, a CI timeout) ended the script and left
 its job running; a terminal's Ctrl-C reached the job's processes directly, each in its own way.
@@ -67,6 +63,14 @@ def _on_stop_signal(signum, _frame):
         if signal.getsignal(s) == _on_stop_signal:
             signal.signal(s, signal.SIG_IGN)
     raise Stopped(signum)
+
+
+# Until catch_stop_signals(), a Ctrl-C ends the script by the signal itself, as before Python
+# set its own handler: Python's KeyboardInterrupt printed a traceback of wherever the module
+# was (seen when a test's SIGINT came 0.3 s after the start of scripts/compare on a loaded
+# machine). A signal ignored at the start stays ignored.
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def catch_stop_signals():
@@ -165,6 +169,17 @@ def stop_child(signum, close_pipes=True):
         send(signal.SIGKILL)  # anything of the group still there once its leader has gone
     if _CHILD["process"] is process:
         _CHILD["process"] = None
+
+
+def run_main(main, who, said=lambda: ""):
+    """A script's top level: catch_stop_signals(), then main(), whose result is the exit
+    status (None: 0). A stopping signal ends it through stopped(stop, who, said())."""
+    catch_stop_signals()
+    try:
+        status = main()
+    except Stopped as stop:
+        stopped(stop, who, said())
+    sys.exit(status)
 
 
 def at_stop(cleanup):
