@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "common/config.hpp"
@@ -182,9 +183,23 @@ bool job_loss(const node_runtime& nd, int& lost, std::uint32_t& silent_ms, std::
   return true;
 }
 
+// How long a node of this host that the network reports ended is left to this host's own
+// witness: squallrun (or, under a PMIx launcher, the watchdog's pidfd) sees its process end
+// and says how ("was killed by signal 9 (Killed)"), which a closed connection or a peer's word
+// cannot. Over shared memory that verdict was the only one; over TCP the connection's close,
+// or a peer's ending frame, came first and was what every node said.
+constexpr std::int64_t local_witness_wait_ns = 1'000'000'000;
+
 // A loss the network reports: a peer's, or a peer's verdict about another node (kept with the
 // silence it saw, for the peers this node tells in turn).
 void report_loss(node_runtime& nd, int node, const std::string& why, std::uint32_t silent_ms) {
+  if (silent_ms == 0 && node != nd.me && nd.on_this_host[static_cast<std::size_t>(node)]) {
+    const std::int64_t deadline = now_ns() + local_witness_wait_ns;
+    while (nd.job.header().abort.load() == shm::not_aborted && now_ns() < deadline) {
+      const timespec pause{0, 1'000'000};
+      ::nanosleep(&pause, nullptr);
+    }
+  }
   nd.job.abort(node, why.c_str(), shm::node_lost, silent_ms);
 }
 
