@@ -26,6 +26,7 @@ One child at a time: the module records the child running now (start() records i
 forgets it), and that is the one a stopping signal ends. Plain standard library; Python 3.11.
 """
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -129,6 +130,27 @@ def finish(process, timeout=None):
     if _CHILD["process"] is process:
         _CHILD["process"] = None
     return out, err, timed_out
+
+
+def run_json(command, who, timeout=None, extra_env=None, explain=None):
+    """Runs `command` as the child (its environment with extra_env added), start() then
+    finish(), and returns the JSON object on the last line of its standard output: how the
+    benchmark drivers run each measuring program. A timeout, a non-zero exit or no JSON line
+    ends the script with "WHO: ..." and what the child printed; explain(out, err), if given,
+    may return a better account of a failure (None: the usual one)."""
+    shown = " ".join([f"{k}={v}" for k, v in (extra_env or {}).items()] + [str(c) for c in command])
+    env = dict(os.environ, **extra_env) if extra_env else None
+    process = start(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err, timed_out = finish(process, timeout)
+    if timed_out:
+        sys.exit(f"{who}: timed out after {timeout} s: {shown}")
+    if process.returncode != 0:
+        account = explain(out, err) if explain else None
+        sys.exit(f"{who}: {account or f'{shown} failed ({process.returncode})'}:\n{out}{err}")
+    try:
+        return json.loads(out.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        sys.exit(f"{who}: {shown} printed no JSON line:\n{out}{err}")
 
 
 def stop_child(signum, close_pipes=True):
