@@ -774,6 +774,19 @@ TEST(LostNode, KilledNodeOverTcpIsDescribedByTheLauncher) {
   EXPECT_EQ(count_of(o.output, "TCP connection"), 0) << o.output;
 }
 
+// Two loopback hosts of 2 nodes (port 30700 on), node 2 killed: its host-mate hears how from
+// its squallrun, and the other host's nodes, which see node 2's connection close first, wait
+// for the host-mate's ending frame and say the same. They named the connection ("its TCP
+// connection from ... failed: Connection reset by peer"), and the host-mate repeated them.
+TEST(LostNode, KilledNodeIsDescribedOnEveryHost) {
+  const auto o = run(slow_endings_off + LOOPBACK_HOSTS_PATH + " " + squallrun + " 2 2 30700 " + scenarios +
+                     " kill-node 2");
+  EXPECT_FALSE(o.hung) << report(o);
+  EXPECT_NE(o.status, 0) << o.output;
+  EXPECT_EQ(count_of(o.output, "node 2 was lost (was killed by signal 9"), 3) << o.output;
+  EXPECT_EQ(count_of(o.output, "TCP connection"), 0) << o.output;
+}
+
 // Standard input (or output) closed when squallrun starts: the job's memory must not take
 // its number, which a node's redirection would then close.
 TEST(Launcher, StandardStreamsClosedAtStart) {

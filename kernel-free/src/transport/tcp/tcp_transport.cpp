@@ -256,7 +256,7 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
   if (c.said_goodbye.load() || finishing_.load() || stopping_.load()) return;  // it finished: not a loss
   // A connection that died during set-up has no peer address left to read (peer_of).
   const std::string from = c.peer.ipv4 == 0 && c.peer.port == 0 ? "" : " from " + to_string(c.peer);
-  hooks_.lost(c.node, "its TCP connection" + from + " " + why, 0);
+  failed_link_.hold(c.node, "its TCP connection" + from + " " + why);  // a better verdict may follow
 }
 
 void tcp_transport::read_available(connection& c) {
@@ -378,6 +378,7 @@ void tcp_transport::io_loop() {
   constexpr int epoll_ms = 100;
   epoll_event events[32];
   while (!stopping_.load()) {
+    failed_link_.report_if_due(hooks_.lost);
     if (parking_.park_while_polled(*hooks_.polling, stopping_, parked_ns)) continue;
     const int k = parking_.begin_watch(*hooks_.polling) ? ::epoll_wait(epoll_fd_, events, 32, epoll_ms) : 0;
     parking_.end_watch();

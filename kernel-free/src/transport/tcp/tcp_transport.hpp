@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "transport/tcp/mesh.hpp"
+#include "transport/held_verdict.hpp"
 #include "transport/io_parking.hpp"
 #include "transport/network_transport.hpp"
 
@@ -91,6 +92,7 @@ class tcp_transport final : public network_transport {
   // The I/O thread stays out of epoll_wait while a thread of the node polls (that thread
   // reads the sockets), so that arriving data wakes no one.
   io_parking parking_;
+  held_verdict failed_link_;  // the first connection that failed, reported by the I/O thread
   int epoll_fd_ = -1, stop_fd_ = -1;
   std::thread io_;
 };

@@ -310,6 +310,7 @@ void ucx_transport::io_loop() {
   constexpr int epoll_ms = 100;
   epoll_event events[3];
   while (!stopping_.load()) {
+    failed_link_.report_if_due(hooks_.lost);
     // A thread of the node that polls progresses the worker itself: stay out of its way.
     if (parking_.park_while_polled(*hooks_.polling, stopping_, parked_ns)) continue;
     ucs_status_t armed;
@@ -352,7 +353,7 @@ void ucx_transport::on_peer_error(peer& p, ucs_status_t status) {
   // enough: a peer that had ours, and closed, may reset the link before its goodbye was read
   // here ("Endpoint timeout" at the end of a ping-pong, now and then).
   if (p.said_goodbye.load() || closing_.load()) return;
-  hooks_.lost(p.node, std::string("its UCX endpoint failed: ") + ucs_status_string(status), 0);
+  failed_link_.hold(p.node, std::string("its UCX endpoint failed: ") + ucs_status_string(status));  // a better verdict may follow
 }
 
 

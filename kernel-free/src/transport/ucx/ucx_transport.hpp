@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/held_verdict.hpp"
 #include "transport/io_parking.hpp"
 #include "transport/network_transport.hpp"
 
@@ -133,6 +134,7 @@ class ucx_transport final : public network_transport {
   std::mutex alive_mu_;                // heartbeats (the watchdog's thread) and endings against shutdown
   bool arrived_here_ = false;  // the I/O thread's progress took a packet in (under progress_mu_)
   io_parking parking_;
+  held_verdict failed_link_;  // the first endpoint that failed, reported by the I/O thread
   int epoll_fd_ = -1, stop_fd_ = -1, worker_fd_ = -1;
   std::thread io_;
 };
