@@ -21,7 +21,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 
 #include "common/config.hpp"
@@ -194,10 +193,14 @@ constexpr std::int64_t local_witness_wait_ns = 1'000'000'000;
 // silence it saw, for the peers this node tells in turn).
 void report_loss(node_runtime& nd, int node, const std::string& why, std::uint32_t silent_ms) {
   if (silent_ms == 0 && node != nd.me && nd.on_this_host[static_cast<std::size_t>(node)]) {
+    // Asleep on this node's doorbell, which the job's abort rings (any other ring: look again).
+    auto& doorbell = nd.control().doorbell;
     const std::int64_t deadline = now_ns() + local_witness_wait_ns;
-    while (nd.job.header().abort.load() == shm::not_aborted && now_ns() < deadline) {
-      const timespec pause{0, 1'000'000};
-      ::nanosleep(&pause, nullptr);
+    for (std::int64_t now = now_ns(); nd.job.header().abort.load() == shm::not_aborted && now < deadline;
+         now = now_ns()) {
+      const std::uint32_t rung = doorbell.load();
+      if (nd.job.header().abort.load() != shm::not_aborted) break;
+      futex_wait(&doorbell, rung, deadline - now);
     }
   }
   nd.job.abort(node, why.c_str(), shm::node_lost, silent_ms);

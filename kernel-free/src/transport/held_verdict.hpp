@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "common/futex.hpp"
 #include "transport/endings.hpp"
