@@ -58,6 +58,23 @@ std::set<std::string> lanes_of(ucp_ep_h ep) {
   return out;
 }
 
+// Whether UCX_TLS lets UCX use its TCP transport: unset, "all", a list naming "tcp", or a
+// list of exclusions ("^...") that leaves it in. Entries may carry a suffix (":aux").
+bool tcp_lane_allowed(const char* tls) {
+  if (tls == nullptr || *tls == '\0') return true;
+  const bool excluding = *tls == '^';
+  bool named = false;
+  for (const char* p = tls + (excluding ? 1 : 0); *p != '\0';) {
+    const char* end = std::strchr(p, ',');
+    if (end == nullptr) end = p + std::strlen(p);
+    const std::string entry(p, end);
+    const std::string name = entry.substr(0, entry.find(':'));
+    named = named || name == "tcp" || (!excluding && name == "all");
+    p = *end == ',' ? end + 1 : end;
+  }
+  return excluding != named;
+}
+
 }  // namespace
 
 namespace {
@@ -86,9 +103,14 @@ ucx_transport::ucx_transport(int me, const std::vector<int>& sockets, const std:
   // to answer, and took peers that were only slow for lost ones ("Endpoint timeout": at a 2 s
   // interval on one host, and at its default under ThreadSanitizer across simulated hosts);
   // Squall's watchdog watches the peers' traffic and heartbeats instead (SQUALL_LIVENESS_S).
+  // The TCP settings only where UCX_TLS lets UCX use TCP: otherwise UCX warns at start that
+  // they are unused ("unused env variables: UCX_TCP_KEEPIDLE,..."), of variables the user
+  // never set.
+  const bool tcp = tcp_lane_allowed(std::getenv("UCX_TLS"));
   for (const char* setting :
        {"UCX_TCP_KEEPIDLE=2s", "UCX_TCP_KEEPINTVL=1s", "UCX_TCP_KEEPCNT=3", "UCX_KEEPALIVE_INTERVAL=inf"}) {
     const std::string s(setting), name = s.substr(0, s.find('='));
+    if (!tcp && name.starts_with("UCX_TCP_")) continue;
     ::setenv(name.c_str(), s.substr(name.size() + 1).c_str(), 0);
   }
   ucp_config_t* config = nullptr;
