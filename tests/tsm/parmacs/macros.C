@@ -4,8 +4,8 @@
  *   macros -p P -bad WHAT                 one misuse (unlock, barrier-count, barrier-late,
  *                                         pause-deadlock, create, uninit, malloc, malloc-wrap),
  *                                         which must end the job
- *   macros -p 2 -slow                     process 1 comes to a BARRIER, then to a SETPAUSE,
- *                                         2.5 s after process 0 waits for them (the waits'
+ *   macros -p 2 -slow                     a worker comes to a BARRIER, then to a SETPAUSE,
+ *                                         2.5 s after main waits for them (the waits'
  *                                         notices, SQUALL_WAIT_NOTICE_S)
  *   macros -p P -exit worker|main         a worker on the last node, or main while the
  *                                         workers wait, calls exit(3) or exit(4): the job
@@ -176,16 +176,19 @@ static void sleep_us(long us) {
   }
 }
 
-static void slow(void) {
-  if (my_id() == 0) {
-    BARRIER(Global->start, 2)
-    WAITPAUSE(Global->go)
-  } else {
-    sleep_us(2500000);
-    BARRIER(Global->start, 2)
-    sleep_us(2500000);
-    SETPAUSE(Global->go)
-  }
+/* The roles go by who runs them, main (node 0) and the one worker, not by my_id(): whichever
+ * reached it first was process 0, and under load that was the worker (1 run in a loaded ASan
+ * pass: node 1 waited, and node 0's notices were missing). */
+static void slow_waiting(void) {
+  BARRIER(Global->start, 2)
+  WAITPAUSE(Global->go)
+}
+
+static void slow_coming(void) {
+  sleep_us(2500000);
+  BARRIER(Global->start, 2)
+  sleep_us(2500000);
+  SETPAUSE(Global->go)
 }
 
 static void late(void) {
@@ -263,8 +266,9 @@ int main(int argc, char **argv) {
     exit(4);
   }
   if (slowly) {
-    CREATE(slow, 2)
-    WAIT_FOR_END(2)
+    CREATE(slow_coming)
+    slow_waiting();
+    WAIT_FOR_END(1)
     printf("macros: slow ok\n");
     MAIN_END
   }
