@@ -19,7 +19,7 @@ run() {  # what, then the environment's assignments
     return 1
   fi
 }
-for tls in sm tcp "^sm" "sm,tcp"; do
+for tls in sm tcp "^sm" "^tcp" "sm,tcp"; do
   run "UCX_TLS=$tls" UCX_TLS="$tls" || continue
   if grep -q 'unused env variable' <<<"$out"; then
     printf 'FAIL (UCX_TLS=%s): UCX warned of unused variables:\n%s\n' "$tls" "$out"

@@ -8,11 +8,13 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <string_view>
 
 #include "common/descriptor_failure.hpp"
 #include "common/futex.hpp"
@@ -62,15 +64,15 @@ std::set<std::string> lanes_of(ucp_ep_h ep) {
 // list of exclusions ("^...") that leaves it in. Entries may carry a suffix (":aux").
 bool tcp_lane_allowed(const char* tls) {
   if (tls == nullptr || *tls == '\0') return true;
-  const bool excluding = *tls == '^';
+  std::string_view list(tls);
+  const bool excluding = list.front() == '^';
+  if (excluding) list.remove_prefix(1);
   bool named = false;
-  for (const char* p = tls + (excluding ? 1 : 0); *p != '\0';) {
-    const char* end = std::strchr(p, ',');
-    if (end == nullptr) end = p + std::strlen(p);
-    const std::string entry(p, end);
-    const std::string name = entry.substr(0, entry.find(':'));
+  while (!list.empty()) {
+    const std::string_view entry = list.substr(0, list.find(','));
+    list.remove_prefix(std::min(list.size(), entry.size() + 1));
+    const std::string_view name = entry.substr(0, entry.find(':'));
     named = named || name == "tcp" || (!excluding && name == "all");
-    p = *end == ',' ? end + 1 : end;
   }
   return excluding != named;
 }
