@@ -28,7 +28,6 @@ std::uint64_t pokes_here = 0;  // pokes run on this node
 struct Cell : arrays::element<arrays::index1d> {
   std::int64_t value = 0;
   Cell() = default;
-  Cell(const Cell&) = default;
   ~Cell() override {
     if (counting) ++destructed;
   }

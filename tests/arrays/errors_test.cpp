@@ -136,8 +136,10 @@ TEST(ArraysErrors, ALoadThatIsNotAFiniteNumberOfSecondsIsRefused) {
   auto a = arrays::array<Cell>::create();
   a.insert(6);
   arrays::quiesce();
-  for (const auto& [load, text] : std::vector<std::pair<double, std::string>>{
+  for (const auto& refused : std::vector<std::pair<double, std::string>>{
            {std::nan(""), "nan"}, {std::numeric_limits<double>::infinity(), "inf"}, {-1e9, "-1e+09"}}) {
+    const double load = refused.first;  // a plain variable: clang 14 cannot capture a binding
+    const std::string& text = refused.second;
     const std::string what = error_of([&] { a[6].call<&Cell::load>(load); });
     EXPECT_NE(what.find("add_load(" + text + ") by element (6) of array"), std::string::npos) << what;
   }

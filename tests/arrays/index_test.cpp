@@ -32,7 +32,7 @@ struct user_index {
 // A user_index's first field alone.
 struct word_only {
   std::string word;
-  friend bool operator==(const word_only&, const word_only&) = default;
+  bool operator==(const word_only&) const = default;
   std::size_t hash() const { return std::hash<std::string>{}(word); }
   template <class A>
   void serialize(A& ar) {
@@ -42,7 +42,7 @@ struct word_only {
 
 struct no_hash {
   int v = 0;
-  friend bool operator==(const no_hash&, const no_hash&) = default;
+  bool operator==(const no_hash&) const = default;
   template <class A>
   void serialize(A& ar) {
     ar(v);
@@ -50,7 +50,7 @@ struct no_hash {
 };
 struct no_serialize {
   int v = 0;
-  friend bool operator==(const no_serialize&, const no_serialize&) = default;
+  bool operator==(const no_serialize&) const = default;
   std::size_t hash() const { return static_cast<std::size_t>(v); }
 };
 
