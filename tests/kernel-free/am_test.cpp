@@ -556,4 +556,23 @@ TEST(Counters, SentEqualsReceivedAcrossTheJob) {
   EXPECT_EQ(after.sent_bytes - before.sent_bytes, mine[0] * sizeof(std::uint64_t));
 }
 
+// ---- handler names: one spelling of an unnamed namespace, whichever compiler named it
+std::atomic<int> spelled_runs{0};
+void on_spelled(am::token&, std::uint64_t) { spelled_runs.fetch_add(1); }
+struct clang_spelling {  // how clang's __PRETTY_FUNCTION__ names a handler in an unnamed namespace
+  static constexpr std::string_view name() { return "(anonymous namespace)::on_spelled"; }
+};
+
+TEST(HandlerNames, AnUnnamedNamespaceIsSpelledOneWay) {
+  const int me = squall::node();
+  const auto before = squall::stats::take().handler("{anonymous}::on_spelled");
+  am::send_named<on_spelled, clang_spelling>(me, std::uint64_t{1});
+  squall::fence();
+  EXPECT_EQ(spelled_runs.load(), 1);
+  const auto snap = squall::stats::take();
+  EXPECT_EQ(snap.handler("{anonymous}::on_spelled").sent - before.sent, 1u);
+  EXPECT_EQ(snap.handler("(anonymous namespace)::on_spelled").received - before.received, 1u);
+  for (const auto& h : snap.handlers) EXPECT_EQ(h.name.find("(anonymous namespace)"), std::string::npos) << h.name;
+}
+
 }  // namespace

@@ -41,10 +41,20 @@ handler_id hash_name(std::string_view name) {
 
 }  // namespace
 
-const handler_entry* try_register_handler(std::string_view name, detail::dispatch_fn fn, const void* ctx,
+std::string one_spelling(std::string_view name) {
+  constexpr std::string_view clang_form = "(anonymous namespace)", gcc_form = "{anonymous}";
+  std::string out(name);
+  for (std::size_t at = out.find(clang_form); at != std::string::npos; at = out.find(clang_form, at)) {
+    out.replace(at, clang_form.size(), gcc_form);
+  }
+  return out;
+}
+
+const handler_entry* try_register_handler(std::string_view given, detail::dispatch_fn fn, const void* ctx,
                                           detail::handler_role role, std::string& why) {
+  const std::string name = one_spelling(given);
   const bool runtime = role == detail::handler_role::runtime;
-  const std::string quoted = "'" + std::string(name) + "'";
+  const std::string quoted = "'" + name + "'";
   if (runtime && !name.starts_with(runtime_prefix)) {
     why = "internal error: the runtime's handler " + quoted + " is not named \"squall.<what>\"";
     return nullptr;

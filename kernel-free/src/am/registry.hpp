@@ -29,6 +29,14 @@ const handler_entry* register_runtime_handler(std::string_view name) {
   return detail::register_handler(name, &detail::dispatch<F>, nullptr, detail::handler_role::runtime);
 }
 
+// A handler's name as the registry keeps it. The compiler names a handler (am.hpp's
+// handler_name, from __PRETTY_FUNCTION__), and compilers spell an unnamed namespace
+// differently: GCC "{anonymous}", clang "(anonymous namespace)". Kept in GCC's spelling, a
+// handler's name and id (the name's hash) do not depend on the compiler that built it, the
+// statistics tables leave the namespace out whichever built it, and stats::snapshot::handler
+// finds it under either spelling.
+std::string one_spelling(std::string_view name);
+
 // As detail::register_handler, but a name it cannot take (reserved, registered already with
 // another function, another name's id, a full table) gives nullptr and `why`, not fatal.
 const handler_entry* try_register_handler(std::string_view name, detail::dispatch_fn fn, const void* ctx,

@@ -46,11 +46,12 @@ std::uint64_t snapshot::get(std::string_view name) const {
   return it == counters.end() ? 0 : it->second;
 }
 
-handler_counts snapshot::handler(std::string_view name) const {
+handler_counts snapshot::handler(std::string_view given) const {
+  const std::string name = am::one_spelling(given);
   for (const auto& h : handlers) {
     if (h.name == name) return h;
   }
-  return handler_counts{std::string(name)};
+  return handler_counts{name};
 }
 
 snapshot take() {
