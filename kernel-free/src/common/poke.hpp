@@ -13,7 +13,8 @@
 // to the peer's main thread whose handler yields.
 //
 // The handler only yields (async-signal-safe; the program may be anywhere, in the allocator
-// too, so it serves nothing itself). A poke goes to a thread the kernel shows running, so
+// too, so it serves nothing itself), and not while recent yields went to another program's
+// busy threads instead of the progress thread (common/yield_backoff.hpp). A poke goes to a thread the kernel shows running, so
 // that a program asleep in a system call is not interrupted (where SA_RESTART does not apply,
 // nanosleep and poll, it would return early). The look and the signal are two steps: a
 // thread that enters such a call in the microseconds between them still sees EINTR (a test
@@ -30,8 +31,9 @@
 namespace squall::poke {
 
 // Installs the handler for this process (once; later calls do nothing). It adds one to
-// `taken` (if given) for each poke.
-void install(std::atomic<std::uint64_t>* taken);
+// `taken` (if given) for each poke, and to `unyielded` for each that did not yield because
+// recent ones had yielded to another program (poke.cpp).
+void install(std::atomic<std::uint64_t>* taken, std::atomic<std::uint64_t>* unyielded = nullptr);
 // Whether the thread whose id is `tid` (a process's main thread: its pid) is on a
 // processor or queued for one. False when it cannot be told.
 bool running(pid_t tid);

@@ -262,7 +262,10 @@ void init(int*, char***) {
   // default with more nodes than cores, where the other threads take the lock often.
   if (nd->config.lock_bias) nd->lock.bias_to_this_thread();
   if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.most_quiet_polls, nd->config.mailbox_demote);
-  if (nd->config.poke) poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")));
+  if (nd->config.poke) {
+    poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")),
+                  &stats::counter_at(stats::counter_slot("progress.pokes_unyielded")));
+  }
   nd->control().pid.store(getpid());
   // The program runs from here until its first wait (runtime/wait_yields.cpp).
   if (nd->config.oversubscribed) nd->control().computed_until_ns.store(INT64_MAX, std::memory_order_relaxed);

@@ -18,9 +18,8 @@
 
 #include <sched.h>
 
-#include <algorithm>
-
 #include "common/futex.hpp"
+#include "common/yield_backoff.hpp"
 #include "stats/counters.hpp"
 
 namespace squall::rt {
@@ -29,20 +28,10 @@ namespace {
 const int wait_yields = stats::counter_slot("wait.yields");
 const int foreign_yields = stats::counter_slot("wait.foreign_yields");  // taken for another program's
 
-// A yield that took longer than this went to a thread that computed for a scheduler slice
-// (about 3 ms here). Of the yields over 0.25 ms, beside busy loops 81% took over 2.5 ms
-// (the lock test above on 8 nodes); among this job's nodes alone 90% took under 1 ms (the
-// n-body). A false verdict costs the shortest period, in which waits sleep instead of
-// yielding.
-constexpr std::int64_t long_yield_ns = 1'500'000;
+// A long yield while no other node of this host computed, or the third within 30 ms (another
+// program beside this job's computing nodes), was taken by another program.
 constexpr std::int64_t long_yields_window_ns = 30'000'000;
 constexpr int long_yields_for_another_job = 3;
-constexpr std::int64_t min_no_yields_ns = 20'000'000;
-constexpr std::int64_t max_no_yields_ns = 1'600'000'000;
-// Found again this soon after a period without yields ended, the other program is taken to
-// be still there, and the next period is twice as long (beside two busy loops the n-body
-// above took 5.0-5.2 s so, 6.1-7.0 s when only a verdict within one period doubled it).
-constexpr std::int64_t still_there_ns = 1'000'000'000;
 
 // Whether a node of this host other than this one ran its program outside a wait at some
 // time since `since` (ns).
@@ -57,24 +46,21 @@ bool host_peer_computed_since(const node_runtime& nd, std::int64_t since) {
 }  // namespace
 
 void yield_in_wait(const node_runtime& nd, std::int64_t now) {
-  thread_local std::int64_t no_yields_until = 0;
-  thread_local std::int64_t no_yields_ns = min_no_yields_ns;  // the last period without yields
+  thread_local yield_backoff backoff;
   thread_local std::int64_t window_start = 0;  // of the recent long yields
   thread_local int long_yields = 0;
-  if (now < no_yields_until) return;
+  if (!backoff.may_yield(now)) return;
   stats::counter_at(wait_yields).fetch_add(1, std::memory_order_relaxed);
   sched_yield();
   const std::int64_t back = now_ns();
-  if (back - now <= long_yield_ns) return;
+  if (back - now <= yield_backoff::long_yield_ns) return;
   if (back - window_start > long_yields_window_ns) {
     window_start = back;
     long_yields = 0;
   }
   if (++long_yields >= long_yields_for_another_job || !host_peer_computed_since(nd, now)) {
     stats::counter_at(foreign_yields).fetch_add(1, std::memory_order_relaxed);
-    const bool again = back - no_yields_until < std::max(still_there_ns, no_yields_ns);
-    no_yields_ns = again ? std::min(2 * no_yields_ns, max_no_yields_ns) : min_no_yields_ns;
-    no_yields_until = back + no_yields_ns;
+    backoff.start(back);
     long_yields = 0;
   }
 }
