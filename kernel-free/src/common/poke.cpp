@@ -5,7 +5,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/futex.hpp"  // now_ns: clock_gettime, async-signal-safe
 #include "common/yield_backoff.hpp"
 
 namespace squall::poke {
@@ -31,18 +31,12 @@ std::atomic<std::uint64_t>* unyielded_count = nullptr;
 // period in which pokes do not yield. Only this handler touches it, on the main thread.
 yield_backoff backoff;
 
-std::int64_t monotonic_ns() {  // async-signal-safe, unlike the stats clock's wrappers
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 void on_poke(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   if (taken_count != nullptr) taken_count->fetch_add(1, std::memory_order_relaxed);
-  if (const std::int64_t now = monotonic_ns(); backoff.may_yield(now)) {
+  if (const std::int64_t now = now_ns(); backoff.may_yield(now)) {
     sched_yield();
-    if (const std::int64_t back = monotonic_ns(); back - now > yield_backoff::long_yield_ns) backoff.start(back);
+    if (const std::int64_t back = now_ns(); back - now > yield_backoff::long_yield_ns) backoff.start(back);
   } else if (unyielded_count != nullptr) {
     unyielded_count->fetch_add(1, std::memory_order_relaxed);
   }
