@@ -23,6 +23,7 @@ constexpr int poke_signal = SIGURG;
 struct sigaction previous_action;
 std::atomic<std::uint64_t>* taken_count = nullptr;
 std::atomic<std::uint64_t>* unyielded_count = nullptr;
+std::atomic<std::int64_t>* unyielded_until = nullptr;
 
 // Pokes yield only while their yields go to this node's progress thread. Beside another
 // program's busy threads a poke's yield gave one of them the processor for its slice and put
@@ -36,7 +37,10 @@ void on_poke(int sig, siginfo_t* info, void* context) {
   if (taken_count != nullptr) taken_count->fetch_add(1, std::memory_order_relaxed);
   if (const std::int64_t now = now_ns(); backoff.may_yield(now)) {
     sched_yield();
-    if (const std::int64_t back = now_ns(); back - now > yield_backoff::long_yield_ns) backoff.start(back);
+    if (const std::int64_t back = now_ns(); back - now > yield_backoff::long_yield_ns) {
+      backoff.start(back);
+      if (unyielded_until != nullptr) unyielded_until->store(backoff.until, std::memory_order_relaxed);
+    }
   } else if (unyielded_count != nullptr) {
     unyielded_count->fetch_add(1, std::memory_order_relaxed);
   }
@@ -50,11 +54,13 @@ void on_poke(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-void install(std::atomic<std::uint64_t>* taken, std::atomic<std::uint64_t>* unyielded) {
+void install(std::atomic<std::uint64_t>* taken, std::atomic<std::uint64_t>* unyielded,
+             std::atomic<std::int64_t>* until) {
   static std::once_flag once;
-  std::call_once(once, [taken, unyielded] {
+  std::call_once(once, [taken, unyielded, until] {
     taken_count = taken;
     unyielded_count = unyielded;
+    unyielded_until = until;
     struct sigaction action {};
     action.sa_sigaction = on_poke;
     action.sa_flags = SA_SIGINFO | SA_RESTART;

@@ -32,8 +32,10 @@ namespace squall::poke {
 
 // Installs the handler for this process (once; later calls do nothing). It adds one to
 // `taken` (if given) for each poke, and to `unyielded` for each that did not yield because
-// recent ones had yielded to another program (poke.cpp).
-void install(std::atomic<std::uint64_t>* taken, std::atomic<std::uint64_t>* unyielded = nullptr);
+// recent ones had yielded to another program (poke.cpp); it publishes in `unyielded_until`
+// until when its pokes will not yield, so that pokers may spare the signal.
+void install(std::atomic<std::uint64_t>* taken, std::atomic<std::uint64_t>* unyielded = nullptr,
+             std::atomic<std::int64_t>* unyielded_until = nullptr);
 // Whether the thread whose id is `tid` (a process's main thread: its pid) is on a
 // processor or queued for one. False when it cannot be told.
 bool running(pid_t tid);

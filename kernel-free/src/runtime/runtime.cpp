@@ -264,7 +264,8 @@ void init(int*, char***) {
   if (nd->shm) nd->shm->set_mailbox_tuning(nd->config.quiet_polls, nd->config.most_quiet_polls, nd->config.mailbox_demote);
   if (nd->config.poke) {
     poke::install(&stats::counter_at(stats::counter_slot("progress.pokes_taken")),
-                  &stats::counter_at(stats::counter_slot("progress.pokes_unyielded")));
+                  &stats::counter_at(stats::counter_slot("progress.pokes_unyielded")),
+                  &nd->control().pokes_unyielded_until_ns);
   }
   nd->control().pid.store(getpid());
   // The program runs from here until its first wait (runtime/wait_yields.cpp).

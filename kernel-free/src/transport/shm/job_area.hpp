@@ -70,6 +70,9 @@ struct alignas(64) node_control {
   // while it runs so. A waiter whose yield took long reads it to tell this job's computing
   // nodes from other programs.
   std::atomic<std::int64_t> computed_until_ns;
+  // Until when (CLOCK_MONOTONIC, ns) the node's pokes do not yield, because its last poke's
+  // yield went to another program (common/poke.cpp): a waiter does not poke it before then.
+  std::atomic<std::int64_t> pokes_unyielded_until_ns;
 };
 
 // The sleepers a ring of c's doorbell wakes.

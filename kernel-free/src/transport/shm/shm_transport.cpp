@@ -15,6 +15,7 @@ const int doorbells_rung = stats::counter_slot("shm.doorbells_rung");
 const int futex_wakes = stats::counter_slot("shm.futex_wakes");
 const int nudges = stats::counter_slot("shm.nudges");  // doorbells rung for a late reply (nudge_peers)
 const int pokes = stats::counter_slot("shm.pokes");  // peers poked for packets still not taken (poke_stalled_peers)
+const int pokes_spared = stats::counter_slot("shm.pokes_spared");  // not sent: the peer's would not yield
 const int ring_full = stats::counter_slot("shm.ring_full_retries");  // sends refused for want of room
 const int packets_sent = stats::counter_slot("shm.packets_sent");
 const int bytes_sent = stats::counter_slot("shm.bytes_sent");
@@ -131,7 +132,12 @@ void shm_transport::poke_stalled_peers() {
   for (const int i : local_) {
     if (i == me_ || quiet_[i].load(std::memory_order_relaxed)) continue;
     if (!out_[i].unread() && out_[i].mail_taken() == mail_[i].sent()) continue;
-    const pid_t pid = job_.control(i).pid.load(std::memory_order_relaxed);
+    const node_control& c = job_.control(i);
+    if (now_ns() < c.pokes_unyielded_until_ns.load(std::memory_order_relaxed)) {
+      stats::bump(stats::counter_at(pokes_spared));  // its last poke's yield went to another program
+      continue;
+    }
+    const pid_t pid = c.pid.load(std::memory_order_relaxed);
     if (pid <= 0 || !poke::running(pid)) continue;  // asleep: its processor is free
     poke::send(pid);
     stats::bump(stats::counter_at(pokes));
