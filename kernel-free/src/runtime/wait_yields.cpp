@@ -7,10 +7,11 @@
 // or sleep again. A program of another job that computes there keeps it for its whole scheduler
 // slice instead (a yield moves the yielder's deadline a slice on): beside two busy loops the
 // same lock test took 98-129 s, the n-body 22 s, a CHAOS exchange on 4 nodes 1.0-1.3 ms against
-// 25 us. So a yield that took a slice (long_yield_ns) while no other node of this host computed
-// (node_control::computed_until_ns), or the third in a short while (another job beside this job's
-// computing nodes), stops the thread's yields for a period that doubles while the other job
-// stays: its waits spin their 5 us and sleep on the doorbell, as waits with a core each do.
+// 25 us. So a yield that took a slice (yield_backoff::long_yield_ns) while no other node of
+// this host computed (node_control::computed_until_ns), or the third in a short while (another
+// job beside this job's computing nodes), stops the thread's yields for a period that doubles
+// while the other job stays (common/yield_backoff.hpp, which pokes use too): its waits spin
+// their 5 us and sleep on the doorbell, as waits with a core each do.
 // Beside the busy loops: the lock test 7.3-8.0 s, the n-body 5.0-6.1 s, the exchange 27-100 us
 // (7-8 s and 4.4 s with waits that never yield); alone, the same as before within the noise (5
 // alternated runs each).
