@@ -370,12 +370,18 @@ std::uint64_t relay(const Array& a, int laps) {
 }
 
 TEST(Arrays, ExpeditedMethodsRunInTheHandlerAndTheirLargeSendsLeaveInOrder) {
-  const std::uint64_t ran = relay(arrays::array<expedite::Relay>::create(by_index()), 10);
-  if (nodes() > 1) {
-    EXPECT_GT(squall::allreduce(ran), 0u) << "no relay message ran in a handler";
-  } else {
-    EXPECT_EQ(ran, 0u) << "a node's messages to itself are queued";
+  if (nodes() == 1) {
+    EXPECT_EQ(relay(arrays::array<expedite::Relay>::create(by_index()), 10), 0u)
+        << "a node's messages to itself are queued";
+    return;
   }
+  // A message runs in the handler only if it finds its node's program thread waiting with
+  // nothing queued: on a loaded machine a whole relay of 5 nodes over TCP once found none so
+  // (1 run of the probe's 453). Each relay checks the order again; a few are allowed.
+  std::uint64_t ran = 0;
+  for (int relays = 0; relays < 5 && ran == 0; ++relays)
+    ran = squall::allreduce(relay(arrays::array<expedite::Relay>::create(by_index()), 10));
+  EXPECT_GT(ran, 0u) << "no relay message ran in a handler in 5 relays";
 }
 
 TEST(Arrays, ExpeditedMethodsOfAnArrayInPlaceAreQueued) {
