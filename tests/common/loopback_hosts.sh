@@ -20,6 +20,11 @@ list=""
 for ((k = 0; k < hosts; ++k)); do list+="${list:+,}127.0.0.$((k + 1))"; done
 SQUALL_JOB_SECRET=$("$squallrun" --make-secret) || exit 2
 export SQUALL_JOB_SECRET SQUALL_TCP_PORT=$port_base SQUALL_TEST_NODES=$((hosts * nodes))
+# The hosts share this machine's processors, which no node sees: with more nodes in all than
+# processors, they are told so, as the nodes of one host would find for themselves.
+if [ $((hosts * nodes)) -gt "$(nproc)" ] && [ -z "${SQUALL_OVERSUBSCRIBED:-}" ]; then
+  export SQUALL_OVERSUBSCRIBED=1
+fi
 pids=()
 for ((k = 0; k < hosts; ++k)); do
   # Each host's lines are labelled with its index, as a cluster launcher would.

@@ -16,6 +16,7 @@ constexpr variable table[] = {
     {"SQUALL_RECORD_WRITES", runtime, "1"},
     {"SQUALL_HOME_VIEWS", runtime, "1"},
     {"SQUALL_REMOTE_READS", runtime, "auto (on over UCX unless its lanes are TCP)"},
+    {"SQUALL_OVERSUBSCRIBED", runtime, "1 with more nodes on the host than processors, else 0"},
     {"SQUALL_BIND", runtime, "1 with 2 or more nodes on the host and no more nodes than processors, else 0"},
     {"SQUALL_SPIN_US", runtime, "50 (5 with more nodes than processors)"},
     {"SQUALL_WAIT_NOTICE_S", runtime, "60"},

@@ -27,7 +27,7 @@ struct settings {
   std::int64_t progress_spin_ns = 0;  // SQUALL_PROGRESS_SPIN_US
   bool progress_thread = true;     // SQUALL_PROGRESS_THREAD
   std::int64_t linger_ns = 0;      // SQUALL_LINGER_US: a waiter stays counted as polling
-  bool oversubscribed = false;     // more nodes on this host than processors the job may use there
+  bool oversubscribed = false;     // SQUALL_OVERSUBSCRIBED: processors shared (more nodes on the host than it has)
   bool poke = true;                // SQUALL_POKE: a late waiter pokes computing peers (common/poke.hpp)
   bool lock_bias = true;           // SQUALL_LOCK_BIAS (runtime/node_lock.hpp)
   int quiet_polls = 4;             // SQUALL_QUIET_POLLS (transport/shm/mailbox.hpp)

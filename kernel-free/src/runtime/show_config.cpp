@@ -29,6 +29,7 @@ enum field : std::size_t {
   nodes_on_host,
   launcher_bound,
   bound,
+  oversubscribed,
   spin_us,
   progress_spin_us,
   linger_us,
@@ -49,6 +50,7 @@ record this_node(const node_runtime& nd, const host_processors& host) {
   r[nodes_on_host] = static_cast<std::uint64_t>(local);
   r[launcher_bound] = host.launcher_bound;
   r[bound] = nd.config.bind;
+  r[oversubscribed] = nd.config.oversubscribed;
   r[spin_us] = static_cast<std::uint64_t>(nd.config.wait_spin_ns / 1000);
   r[progress_spin_us] = static_cast<std::uint64_t>(nd.config.progress_spin_ns / 1000);
   r[linger_us] = static_cast<std::uint64_t>(nd.config.linger_ns / 1000);
@@ -116,6 +118,7 @@ std::string table(const node_runtime& nd, const std::vector<record>& nodes) {
     if (n == "SQUALL_LINGER_US") return column(nodes, linger_us);
     if (n == "SQUALL_LOCK_BIAS") return column(nodes, lock_bias);
     if (n == "SQUALL_BIND") return column(nodes, bound);
+    if (n == "SQUALL_OVERSUBSCRIBED") return column(nodes, oversubscribed);
     return {};
   };
   std::string out = format("squall: configuration in force (SQUALL_SHOW_CONFIG), %d node%s\n", nd.n, nd.n == 1 ? "" : "s");
