@@ -59,10 +59,9 @@ bool sh(const std::string& command) { return run(command, 20).status == 0; }
 
 // The hosts share this machine's processors, which no node sees: with more nodes in all than
 // processors, they are told so (SQUALL_OVERSUBSCRIBED), as one host's nodes would find.
-std::string shared_processors(int nodes_in_all) {
+bool processors_shared(int nodes_in_all) {
   cpu_set_t mask;
-  const bool more = ::sched_getaffinity(0, sizeof mask, &mask) == 0 && nodes_in_all > CPU_COUNT(&mask);
-  return more ? "SQUALL_OVERSUBSCRIBED=1 " : "";
+  return ::sched_getaffinity(0, sizeof mask, &mask) == 0 && nodes_in_all > CPU_COUNT(&mask);
 }
 
 // The namespaces, the bridge and the veth pairs; removed again at the end. Names carry the
@@ -151,7 +150,7 @@ struct job {
       const std::string env = h < static_cast<int>(env_per_host.size()) ? env_per_host[h] : "";
       parts.push_back(std::make_unique<background>(
           "SQUALL_JOB_SECRET=" + secret + " SQUALL_TEST_NODES=" + std::to_string(hosts * per_host) + " " +
-          shared_processors(hosts * per_host) + env + " " +
+          (processors_shared(hosts * per_host) ? "SQUALL_OVERSUBSCRIBED=1 " : "") + env + " " +
           c.on(h, squallrun + " -n " + std::to_string(per_host) + " --hosts " + host_list() + " --stats=json:" +
                       json + " " + program)));
     }
@@ -281,7 +280,7 @@ TEST_F(Hosts, MessagesAndCollectivesRunUnderMpirun) {
                                         " -np 6 --mca plm_rsh_agent " + agent +
                                         " --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24"
                                         " -x SQUALL_TEST_NODES=6 -x SQUALL_STATS=json:" + json + " -x LSAN_OPTIONS " +
-                                        (shared_processors(6).empty() ? "" : "-x SQUALL_OVERSUBSCRIBED=1 ") +
+                                        (processors_shared(6) ? "-x SQUALL_OVERSUBSCRIBED=1 " : "") +
                                         build_bin + "/" + test + "'"),
                        240);
     EXPECT_EQ(o.status, 0) << test << ":\n" << o.output;

@@ -4,7 +4,8 @@
 # under squallrun and under plain `mpirun -n 2` (which binds each node to one core) the nodes
 # count the host's processors, not their own mask, and run with the settings for as many
 # processors as nodes; told by SQUALL_OVERSUBSCRIBED that the processors are shared, the
-# settings for more nodes than processors. Usage: show_config_test.sh SQUALLRUN MPIRUN PROGRAM (MPIRUN may be "").
+# settings for more nodes than processors.
+# Usage: show_config_test.sh SQUALLRUN MPIRUN PROGRAM (MPIRUN may be "").
 set -euo pipefail
 squallrun=$1 mpirun=$2 program=$3
 
