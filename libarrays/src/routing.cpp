@@ -394,9 +394,12 @@ std::string array_state::index_text(const key& k) const {
   return out;
 }
 
-std::size_t array_state::held_messages() const {
+std::size_t array_state::held_messages(std::string& first) const {
   std::size_t n = 0;
-  table_.for_each([&n](const entry_rec& e) { n += e.held.size(); });
+  table_.for_each([&](const entry_rec& e) {
+    if (!e.held.empty() && first.empty()) first = "element " + index_text(e.k) + " of array " + std::to_string(id_);
+    n += e.held.size();
+  });
   return n;
 }
 

@@ -123,7 +123,8 @@ class array_state {
   // An invoke of `method` (null: a proxy's destroy()), which the caller has looked up.
   void on_invoke(const message& m, std::string_view bytes, const entry_info* method);
 
-  std::size_t held_messages() const;
+  // Messages held here, and `first` (when empty) says for which element and array one is.
+  std::size_t held_messages(std::string& first) const;
   // At quiescence, what is held that nothing can answer any more, in one pass: a request for
   // an element that does not exist gets an error reply (counted in the result); an insertion
   // held behind an element that exists (a true duplicate: no deletion is in flight) is

@@ -400,9 +400,10 @@ void detail::quiesce_for(std::uint64_t destroying) {
     last = all;
   }
   std::size_t held = 0;
+  std::string first_held;
   for (detail::array_state* a : r.live) {
     a->trim_broadcasts();
-    held += a->held_messages();
+    held += a->held_messages(first_held);
     const std::size_t expired = a->expire_caches();
     r.counts.cache_expired += expired;
     detail::count().cache_expired.add_from_one_thread(expired);
@@ -412,8 +413,8 @@ void detail::quiesce_for(std::uint64_t destroying) {
     held_at_quiescence.add(held);
     std::fprintf(stderr,
                  "squall: libarrays: node %d holds %zu message(s) for elements that do not exist (sent to an "
-                 "index never inserted, or deleted)\n",
-                 r.me, held);
+                 "index never inserted, or deleted), the first for %s\n",
+                 r.me, held, first_held.c_str());
   }
 }
 

@@ -183,6 +183,7 @@ TEST(ArraysErrors, AMessageToADeletedElementIsReportedAtQuiescence) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(squall::stats::take().get("arrays.held_at_quiescence") - before, 1u);
   EXPECT_NE(err.find("do not exist"), std::string::npos) << err;
+  EXPECT_NE(err.find("the first for element (9) of array " + std::to_string(a.id())), std::string::npos) << err;
 }
 
 TEST(ArraysErrors, ARequestToAnElementThatDoesNotExistFailsAtQuiescence) {
