@@ -290,6 +290,88 @@ TEST(Arrays, TheHomeForgetsDeletedElementsAndTheirIndicesCanBeUsedAgain) {
   EXPECT_EQ(squall::allreduce(arrays::counts().held - held_before), 0u);
 }
 
+// A sender's remembered location, once stale, is corrected by the routing update that the
+// one forward sends back: the next message goes straight to the element. Element 5's home is
+// node 1; it lives on node 2, then moves to node 1. (The sender uses its entry between every
+// two quiescences, or the entry would be forgotten: RememberedLocationsUnusedSinceTheQuiescenceBeforeAreForgotten above.)
+TEST(Arrays, AStaleLocationCostsOneForwardAndIsThenCorrected) {
+  if (nodes() < 3) GTEST_SKIP() << "needs a sender, a home and a third node";
+  auto a = arrays::array<Counter>::create(arrays::user_home([](const arrays::key&, int) { return 1; }));
+  if (me() == 0) a.insert(5, 2);
+  arrays::quiesce();
+  if (me() == 0) a[5].call<&Counter::add>(std::int64_t{1});  // through the home: node 0 learns "node 2"
+  arrays::quiesce();
+  if (me() == 0) a[5].call<&Counter::go>(1);  // straight to node 2; the element moves home
+  arrays::quiesce();
+  const auto sum = [](std::uint64_t mine) { return squall::allreduce(mine); };
+  const arrays::scheduler_counts before = arrays::counts();
+  if (me() == 0) a[5].call<&Counter::add>(std::int64_t{1});  // to node 2, which forwards it
+  arrays::quiesce();
+  const arrays::scheduler_counts stale = arrays::counts();
+  EXPECT_EQ(sum(stale.forwarded - before.forwarded), 1u);
+  EXPECT_EQ(sum(stale.routing_updates - before.routing_updates), 1u);
+  if (me() == 0) a[5].call<&Counter::add>(std::int64_t{1});  // straight to node 1
+  arrays::quiesce();
+  const arrays::scheduler_counts corrected = arrays::counts();
+  EXPECT_EQ(sum(corrected.forwarded - stale.forwarded), 0u);
+  EXPECT_EQ(sum(corrected.routing_updates - stale.routing_updates), 0u);
+  std::vector<arrays::future<std::int64_t>> value;
+  if (me() == 0) value.push_back(a[5].request<&Counter::value>());
+  arrays::quiesce();
+  if (me() == 0) {
+    EXPECT_EQ(value[0].get(), 3);
+  }
+  a.destroy();
+}
+
+// A reduction's result delivered into the array: to every element (to_all), or to one
+// (to_element), wherever they live.
+struct Gatherer : arrays::element<arrays::index1d> {
+  std::int64_t total = -1;
+  int results = 0;
+  void give(int to_all) {
+    const std::int64_t mine = this_index()[0];
+    auto self = arrays::array<Gatherer>::of(*this);
+    contribute(mine, arrays::sum<std::int64_t>(), to_all ? self.to_all<&Gatherer::take>() : self.to_element<&Gatherer::take>(3));
+  }
+  void take(std::int64_t t) {
+    total = t;
+    ++results;
+  }
+  int got() const { return results; }
+  template <class A>
+  void serialize(A& ar) {
+    ar(total, results);
+  }
+};
+
+TEST(Arrays, AReductionsResultReachesEveryElementOrOne) {
+  auto a = arrays::array<Gatherer>::create();
+  constexpr int n = 21;
+  if (me() == 0)
+    for (int i = 0; i < n; ++i) a.insert(i, (i * 5) % nodes());
+  arrays::quiesce();
+  const std::int64_t expected = n * (n - 1) / 2;
+  const auto check = [&](int (*results_of)(int)) {
+    std::int64_t right = 0, results = 0, elements = 0;
+    a.for_each_local([&](Gatherer& g) {
+      ++elements;
+      results += g.results;
+      if (g.results == results_of(g.this_index()[0])) right += g.results == 0 || g.total == expected;
+    });
+    EXPECT_EQ(squall::allreduce(elements), n);
+    EXPECT_EQ(squall::allreduce(right), n) << "elements with the right results";
+    return squall::allreduce(results);
+  };
+  if (me() == 0) a.broadcast<&Gatherer::give>(1);
+  arrays::quiesce();
+  EXPECT_EQ(check([](int) { return 1; }), n);
+  if (me() == 0) a.broadcast<&Gatherer::give>(0);
+  arrays::quiesce();
+  EXPECT_EQ(check([](int i) { return i == 3 ? 2 : 1; }), n + 1);
+  a.destroy();
+}
+
 }  // namespace
 
 // Expedited entry methods (squall/arrays/entry.hpp): a relay round the nodes, one element per
