@@ -14,6 +14,10 @@ void add_run_figures(Figures& figures, const RunFigures& run) {
   figures.add("invalidations", run.counts.invalidations);
   figures.add("lock_waits", run.counts.lock_waits);
   figures.add("checksum_ok", std::string(run.checksum_ok ? "true" : "false"));
+  if (run.seq_time_s > 0 && run.time_s > 0) {
+    figures.add("seq_time_s", run.seq_time_s);
+    figures.add("speedup", run.seq_time_s / run.time_s);
+  }
 }
 
 }  // namespace squall::apps

@@ -45,13 +45,17 @@ FinalCheck check_final_state(const DsmcConfig& config, std::vector<Particle> gat
   check.checksum = checksum_particles(mine).hex();
   check.reference = checksum_particles(reference.lists).hex();
   check.particles = gathered.size();
+  for (const auto& [phase, seconds] : timer.phases())
+    if (phase != "generate") check.reference_seconds += seconds;
   check.ok = check.checksum == check.reference && mine.particles.size() == reference.lists.particles.size();
   return check;
 }
 
 void print_report(const VersionReport& report, bool json) {
   Figures figures;
-  add_run_figures(figures, report.run);
+  RunFigures run = report.run;
+  run.seq_time_s = report.check.reference_seconds;
+  add_run_figures(figures, run);
   for (const auto& [phase, seconds] : report.phase_seconds) figures.add("phase_" + phase + "_s", seconds);
   figures.add("particles_end", static_cast<std::int64_t>(report.check.particles));
   figures.add("checksum", report.check.checksum);

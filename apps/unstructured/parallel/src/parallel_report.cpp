@@ -41,7 +41,7 @@ int report_parallel_run(const Mesh& mesh, const RunOptions& options, const Paral
 
   Figures figures;
   add_run_figures(figures, {"unstructured", run.version, squall::nodes(), run.region->seconds(),
-                            run.region->counts(), check.ok});
+                            run.region->counts(), check.ok, check.reference_seconds});
   for (std::size_t i = 0; i < seconds.size(); ++i) figures.add(phase_key(run.phases->phases()[i].first), seconds[i]);
   figures.add("mesh_nodes", static_cast<std::int64_t>(mesh.node_count()));
   figures.add("edges", static_cast<std::int64_t>(mesh.edges.size()));

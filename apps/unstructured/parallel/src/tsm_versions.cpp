@@ -347,8 +347,10 @@ int run(Options& options) {
     std::vector<NodeValues> result(mesh.node_count());
     for (std::size_t old = 0; old < result.size(); ++old) result[old] = values[names.name[old]];
     FlowState reference = prepare_flow(mesh, parameters);
-    PhaseTimer unused;
-    for (std::size_t i = 0; i < iterations; ++i) run_iteration(mesh, parameters, reference, unused);
+    PhaseTimer reference_loops;
+    for (std::size_t i = 0; i < iterations; ++i) run_iteration(mesh, parameters, reference, reference_loops);
+    double reference_seconds = 0;
+    for (const auto& [phase, seconds] : reference_loops.phases()) reference_seconds += seconds;
     double total = 0, reference_total = 0;
     for (std::size_t old = 0; old < result.size(); ++old) {
       for (std::size_t k = 0; k < kVariables; ++k) {
@@ -362,7 +364,8 @@ int run(Options& options) {
     status = ok ? 0 : 1;
 
     Figures figures;
-    add_run_figures(figures, {"unstructured", version_of(step), static_cast<int>(n), region.seconds(), region.counts(), ok});
+    add_run_figures(figures, {"unstructured", version_of(step), static_cast<int>(n), region.seconds(), region.counts(), ok,
+                              reference_seconds});
     for (const auto& [phase, seconds] : phases) figures.add("phase_" + phase + "_s", seconds);
     figures.add("lock_acquires", acquires);
     figures.add("block_size", static_cast<std::int64_t>(block_size));

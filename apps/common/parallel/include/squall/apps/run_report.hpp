@@ -6,7 +6,7 @@
 //
 //   squall::apps::RunCounts counts = ...;       // squall_counts() below, or an MPI version's own
 //   squall::apps::Figures f;
-//   squall::apps::add_run_figures(f, {"unstructured", "chaos", nodes, seconds, counts, ok});
+//   squall::apps::add_run_figures(f, {"unstructured", "chaos", nodes, seconds, counts, ok, seq_seconds});
 //   f.add("cut_edges_pct", ...);                // anything the version adds
 //   if (node == 0) (json ? f.print_json(std::cout) : f.print_lines(std::cout));
 #include <string>
@@ -30,10 +30,14 @@ struct RunFigures {
   double time_s = 0;  // the timed region (the computation, not input generation or checking)
   RunCounts counts;
   bool checksum_ok = false;
+  // The sequential reference's time, timed as its own program times it, when this process ran
+  // it for the check (0: not run).
+  double seq_time_s = 0;
 };
 
 // Adds app, version, nodes, time_s, messages, bytes, misses, invalidations, lock_waits and
-// checksum_ok under those names.
+// checksum_ok under those names; and seq_time_s and speedup (seq_time_s / time_s) when the
+// sequential reference's time is known.
 void add_run_figures(Figures& figures, const RunFigures& run);
 
 }  // namespace squall::apps

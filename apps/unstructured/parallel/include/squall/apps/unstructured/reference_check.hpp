@@ -23,6 +23,7 @@ struct ReferenceCheck {
   double value_total = 0, reference_total = 0;
   double max_abs_difference = 0;
   std::string checksum, reference_checksum;
+  double reference_seconds = 0;  // the reference's iterations, as unstructured_seq times them
 };
 
 // `values` holds every node's final values in node-name order.

@@ -29,6 +29,7 @@ struct FinalCheck {
   bool ok = false;
   std::string checksum, reference;
   std::size_t particles = 0;
+  double reference_seconds = 0;  // run_dsmc's steps, as dsmc_seq times them (input generation left out)
 };
 // Node 0: every node's final particles (any order) against run_dsmc's final state.
 FinalCheck check_final_state(const DsmcConfig& config, std::vector<Particle> gathered);
