@@ -32,10 +32,7 @@ int run(squall::apps::Options& options) {
                                 ? 100.0 * static_cast<double>(result.totals.moves.along_x) /
                                       static_cast<double>(result.totals.moves.changed_cell)
                                 : 0.0;
-  double compute = 0;
-  for (const auto& [phase, seconds] : timer.phases()) {
-    if (phase != "generate") compute += seconds;
-  }
+  const double compute = timer.compute_seconds();
   Figures figures;
   figures.add("app", std::string("dsmc"));
   figures.add("cells", count(result.lists.start.size() - 1));

@@ -41,10 +41,7 @@ int run(squall::apps::Options& options) {
   std::fflush(stdout);
 
   const double initial = result.energy.front().total(), final = result.energy.back().total();
-  double compute = 0;
-  for (const auto& [phase, seconds] : timer.phases()) {
-    if (phase != "generate") compute += seconds;
-  }
+  const double compute = timer.compute_seconds();
   Figures figures;
   figures.add("app", std::string("moldyn"));
   figures.add("molecules", static_cast<std::int64_t>(result.molecules.size()));

@@ -51,8 +51,7 @@ int run(squall::apps::Options& options) {
       total += value;
     }
   }
-  double compute = 0;
-  for (const auto& [phase, seconds] : loops.phases()) compute += seconds;
+  const double compute = loops.compute_seconds();
 
   Figures figures;
   figures.add("app", std::string("unstructured"));

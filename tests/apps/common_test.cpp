@@ -13,6 +13,7 @@
 #include "squall/apps/counter_rng.hpp"
 #include "squall/apps/figures.hpp"
 #include "squall/apps/options.hpp"
+#include "squall/apps/phase_timer.hpp"
 
 namespace squall::apps {
 namespace {
@@ -243,6 +244,18 @@ TEST(Figures, PrintsOneJsonObjectOnOneLine) {
   std::ostringstream out;
   figures.print_json(out);
   EXPECT_EQ(out.str(), "{\"app\":\"x\\\"y\",\"count\":42,\"ratio\":0.25}\n");
+}
+
+// What a speedup divides: every phase but input generation, however often each was timed.
+TEST(PhaseTimer, ComputeSecondsLeavesOutGenerationOnly) {
+  PhaseTimer timer;
+  timer.add("generate", 5.0);
+  timer.add("move", 0.25);
+  timer.add("collide", 0.5);
+  timer.add("move", 0.125);
+  EXPECT_DOUBLE_EQ(timer.seconds("move"), 0.375);
+  EXPECT_DOUBLE_EQ(timer.compute_seconds(), 0.875);
+  EXPECT_DOUBLE_EQ(PhaseTimer().compute_seconds(), 0.0);
 }
 
 // --block-size, read alike by every TSM and XSM version: what tsm::alloc takes, refused by name

@@ -29,4 +29,12 @@ double PhaseTimer::seconds(const std::string& phase) const {
   return it == phases_.end() ? 0.0 : it->second;
 }
 
+double PhaseTimer::compute_seconds() const {
+  double total = 0;
+  for (const auto& [phase, seconds] : phases_) {
+    if (phase != "generate") total += seconds;
+  }
+  return total;
+}
+
 }  // namespace squall::apps

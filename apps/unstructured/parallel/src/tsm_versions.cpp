@@ -349,8 +349,7 @@ int run(Options& options) {
     FlowState reference = prepare_flow(mesh, parameters);
     PhaseTimer reference_loops;
     for (std::size_t i = 0; i < iterations; ++i) run_iteration(mesh, parameters, reference, reference_loops);
-    double reference_seconds = 0;
-    for (const auto& [phase, seconds] : reference_loops.phases()) reference_seconds += seconds;
+    const double reference_seconds = reference_loops.compute_seconds();
     double total = 0, reference_total = 0;
     for (std::size_t old = 0; old < result.size(); ++old) {
       for (std::size_t k = 0; k < kVariables; ++k) {

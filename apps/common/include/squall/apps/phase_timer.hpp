@@ -32,6 +32,9 @@ class PhaseTimer {
   Scope time(std::string phase) { return Scope(*this, std::move(phase)); }
   void add(const std::string& phase, double seconds);
   double seconds(const std::string& phase) const;  // 0 for a phase never timed
+  // Every phase's time but input generation's ("generate"): what the _seq programs report as
+  // compute_s, and what a speedup divides.
+  double compute_seconds() const;
   const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
 
  private:
