@@ -413,7 +413,7 @@ void detail::quiesce_for(std::uint64_t destroying) {
     held_at_quiescence.add(held);
     std::fprintf(stderr,
                  "squall: libarrays: node %d holds %zu message(s) for elements that do not exist (sent to an "
-                 "index never inserted, or deleted), the first for %s\n",
+                 "index never inserted, or deleted), the first for %s; each runs if its element is inserted\n",
                  r.me, held, first_held.c_str());
   }
 }
