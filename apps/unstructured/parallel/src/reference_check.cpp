@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "squall/apps/unstructured/sequential.hpp"
-
 namespace squall::apps::unstructured {
 namespace {
 
@@ -19,15 +17,22 @@ double total_of(std::span<const NodeValues> values) {
 
 }  // namespace
 
+ReferenceRun run_reference(const Mesh& mesh, std::size_t iterations) {
+  const FlowParameters parameters;
+  ReferenceRun run{prepare_flow(mesh, parameters)};
+  PhaseTimer loops;
+  for (std::size_t i = 0; i < iterations; ++i) run_iteration(mesh, parameters, run.state, loops);
+  run.seconds = loops.compute_seconds();
+  return run;
+}
+
 ReferenceCheck check_against_reference(const Mesh& mesh, std::size_t iterations,
                                        std::span<const NodeValues> values) {
-  const FlowParameters parameters;
-  FlowState reference = prepare_flow(mesh, parameters);
-  PhaseTimer loops;
-  for (std::size_t i = 0; i < iterations; ++i) run_iteration(mesh, parameters, reference, loops);
+  const ReferenceRun run = run_reference(mesh, iterations);
+  const FlowState& reference = run.state;
 
   ReferenceCheck check;
-  check.reference_seconds = loops.compute_seconds();
+  check.reference_seconds = run.seconds;
   check.value_total = total_of(values);
   check.reference_total = total_of(reference.values);
   check.checksum = checksum_values(values).hex();

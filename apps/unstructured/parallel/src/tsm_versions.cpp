@@ -30,6 +30,7 @@
 #include "squall/apps/unstructured/block_cut.hpp"
 #include "squall/apps/unstructured/mesh_generator.hpp"
 #include "squall/apps/unstructured/partition.hpp"
+#include "squall/apps/unstructured/reference_check.hpp"
 #include "squall/apps/unstructured/run_options.hpp"
 #include "squall/apps/unstructured/sequential.hpp"
 
@@ -346,10 +347,8 @@ int run(Options& options) {
     // The result under the old names, beside the sequential reference from the same options.
     std::vector<NodeValues> result(mesh.node_count());
     for (std::size_t old = 0; old < result.size(); ++old) result[old] = values[names.name[old]];
-    FlowState reference = prepare_flow(mesh, parameters);
-    PhaseTimer reference_loops;
-    for (std::size_t i = 0; i < iterations; ++i) run_iteration(mesh, parameters, reference, reference_loops);
-    const double reference_seconds = reference_loops.compute_seconds();
+    const ReferenceRun reference_run = run_reference(mesh, iterations);
+    const FlowState& reference = reference_run.state;
     double total = 0, reference_total = 0;
     for (std::size_t old = 0; old < result.size(); ++old) {
       for (std::size_t k = 0; k < kVariables; ++k) {
@@ -364,7 +363,7 @@ int run(Options& options) {
 
     Figures figures;
     add_run_figures(figures, {"unstructured", version_of(step), static_cast<int>(n), region.seconds(), region.counts(), ok,
-                              reference_seconds});
+                              reference_run.seconds});
     for (const auto& [phase, seconds] : phases) figures.add("phase_" + phase + "_s", seconds);
     figures.add("lock_acquires", acquires);
     figures.add("block_size", static_cast<std::int64_t>(block_size));

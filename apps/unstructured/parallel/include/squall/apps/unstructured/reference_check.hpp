@@ -13,10 +13,19 @@
 #include "squall/apps/figures.hpp"
 #include "squall/apps/unstructured/flow.hpp"
 #include "squall/apps/unstructured/mesh.hpp"
+#include "squall/apps/unstructured/sequential.hpp"
 
 namespace squall::apps::unstructured {
 
 inline constexpr double kValueTolerance = 1e-9;
+
+// The sequential reference from the same mesh and iterations, and the time of its iterations
+// as unstructured_seq times them.
+struct ReferenceRun {
+  FlowState state;
+  double seconds = 0;
+};
+ReferenceRun run_reference(const Mesh& mesh, std::size_t iterations);
 
 struct ReferenceCheck {
   bool ok = false;
