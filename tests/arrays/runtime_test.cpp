@@ -357,7 +357,7 @@ TEST(Arrays, AReductionsResultReachesEveryElementOrOne) {
     a.for_each_local([&](Gatherer& g) {
       ++elements;
       results += g.results;
-      if (g.results == results_of(g.this_index()[0])) right += g.results == 0 || g.total == expected;
+      right += g.results == results_of(g.this_index()[0]) && g.total == expected;
     });
     EXPECT_EQ(squall::allreduce(elements), n);
     EXPECT_EQ(squall::allreduce(right), n) << "elements with the right results";
