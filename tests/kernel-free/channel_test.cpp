@@ -200,7 +200,7 @@ TEST(Channels, MisuseIsAUsageError) {
 // On 1 and 2 nodes only (the registry is the same at any count, and each set costs a
 // collective), and not under a sanitizer, whose allocator mallinfo2 does not see.
 TEST(Channels, SetsMadeAndDestroyedDoNotGrowTheHeap) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_ASAN) || defined(SQUALL_TSAN)
   GTEST_SKIP() << "mallinfo2 does not see a sanitizer's allocator";
 #endif
   if (squall::nodes() > 2) GTEST_SKIP() << "checked on 1 and 2 nodes";

@@ -32,7 +32,7 @@ namespace {
 // Steps of the random and two-thread tests: under ThreadSanitizer a quarter (the races it
 // looks for show in the first thousands; the CI pass runs four tests on two cores, where the
 // two-thread test's 200,000 took 110 s).
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
 constexpr int kSteps = 50000;
 #else
 constexpr int kSteps = 200000;

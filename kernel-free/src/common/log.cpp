@@ -51,7 +51,7 @@ void fatal(const char* fmt, ...) {
   // variable that, copy-relocated into a PARMACS program's shared globals, may live on a
   // node that is gone.
   std::fflush(nullptr);
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
   // ThreadSanitizer's _exit flushes `stdout` and `stderr` by name, which is that read; and
   // its reports are made as races happen, so there is nothing left for its exit to do.
   ::syscall(SYS_exit_group, EXIT_FAILURE);

@@ -23,7 +23,7 @@ namespace {
 // ThreadSanitizer keeps its shadow memory where the default range lies and lets a program
 // map only its "application" ranges; under it, the default range is in the low one
 // (0x1000-0x80'0000'0000 on x86-64 Linux), so the memory and TSM tests run under TSan too.
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
 constexpr std::uintptr_t default_base = 0x10'0000'0000;
 constexpr long long default_space_gib = 256;
 #else

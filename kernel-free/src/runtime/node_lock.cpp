@@ -7,7 +7,7 @@
 namespace squall::rt {
 namespace {
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
 constexpr bool may_bias = false;  // ThreadSanitizer cannot see the membarrier's ordering
 #else
 constexpr bool may_bias = true;

@@ -186,7 +186,7 @@ TEST(BadInputDeathTest, HandlerTouchingTheApplicationView) {
   if (memory::active_fault_path() != memory::fault_path::sigbus) {
     GTEST_SKIP() << "on the thread path the handler thread would wait for itself";
   }
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
   GTEST_SKIP() << "TSan delivers a SIGBUS raised inside the SIGBUS handler as the default action";
 #endif
   EXPECT_EXIT(

@@ -221,7 +221,7 @@ std::byte* private_pages(std::uintptr_t address, std::size_t bytes, std::uint8_t
   return static_cast<std::byte*>(p);
 }
 // Outside the segment range; under TSan, in the low range it lets programs map.
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
 constexpr std::uintptr_t adopt_at = 0x7f'0000'0000;
 #else
 constexpr std::uintptr_t adopt_at = 0x3f0000000000;

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <span>
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(SQUALL_TSAN)
 #define SQUALL_RING_HINT __attribute__((no_sanitize("thread")))
 #else
 #define SQUALL_RING_HINT
