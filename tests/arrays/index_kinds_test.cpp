@@ -25,7 +25,8 @@ int nodes() { return squall::nodes(); }
 struct named_path {
   std::string name;
   std::vector<std::int64_t> path;
-  friend bool operator==(const named_path&, const named_path&) = default;
+  // Required by array_index (std::regular); the runtime itself compares encoded keys.
+  [[maybe_unused]] friend bool operator==(const named_path&, const named_path&) = default;
   std::size_t hash() const { return std::hash<std::string>{}(name) ^ (path.size() * 0x9e3779b97f4a7c15ULL); }
   template <class A>
   void serialize(A& ar) {
