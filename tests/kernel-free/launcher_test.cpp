@@ -894,6 +894,16 @@ TEST(Launcher, ProcessesANodeStartedEndWithTheJob) {
   }
 }
 
+// A process that a node started and that ends by itself just after the node (as a sanitizer's
+// symbolizer does when the node reading it has ended) is not a leftover: the job's output
+// ends with the program's, with no notice of processes stopped.
+TEST(Launcher, AProcessEndingJustAfterItsNodeIsNotALeftover) {
+  const auto o = run(squallrun + " -n 2 sh -c 'sleep 0.05 >/dev/null 2>&1 & echo done'");
+  EXPECT_EQ(o.status, 0) << o.output;
+  EXPECT_EQ(o.output.find("process(es) running"), std::string::npos) << o.output;
+  EXPECT_EQ(squall::test::search_all(o.output, "done\n").size(), 2u) << o.output;
+}
+
 // squallrun killed outright (SIGKILL, which it cannot catch): its nodes die with it, and
 // so does every process they started, which would otherwise run on as an orphan. Each node
 // is a shell that does not exec its command and starts three: one its own child, two left by
