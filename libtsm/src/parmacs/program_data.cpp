@@ -51,7 +51,8 @@ byte_range program_data() {
     const auto at = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, name));
     if (at >= start && at < end) {
       fail("the sanitizer's variable %s was copied into the program's data, which becomes shared memory; "
-           "compile the program with -fPIC",
+           "compile the program with -fPIC (and, with clang, link it with -shared-libsan: clang's default "
+           "links the sanitizer's runtime into the program)",
            name);
     }
   }
