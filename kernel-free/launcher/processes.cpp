@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace squallrun {
 
@@ -53,6 +54,19 @@ void reap_ended_children() {
 
 void signal_all(const std::vector<pid_t>& pids, int sig) {
   for (pid_t p : pids) kill(p, sig);
+}
+
+// What of `left` still runs at `until`: each round sends `sig` (0: none) to what is left,
+// waits `period` and reaps what ended.
+std::vector<pid_t> left_running_at(pid_t keeper, std::vector<pid_t> left, std::chrono::steady_clock::time_point until,
+                                   int sig, std::chrono::milliseconds period) {
+  while (!left.empty() && std::chrono::steady_clock::now() < until) {
+    if (sig != 0) signal_all(left, sig);
+    std::this_thread::sleep_for(period);
+    reap_ended_children();
+    left = my_children(keeper);
+  }
+  return left;
 }
 
 }  // namespace
@@ -96,21 +110,14 @@ void end_leftovers(pid_t keeper, std::int64_t grace_s) {
   // ends when the node that reads it has ended (it outlived a UCX job's nodes in 4 of 6 runs
   // and was named here, after the program's last line). Only what still runs after this
   // moment is stopped and counted.
-  const auto settle_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
-  while (!left.empty() && std::chrono::steady_clock::now() < settle_until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    reap_ended_children();
-    left = my_children(keeper);
-  }
+  using std::chrono::milliseconds;
+  left = left_running_at(keeper, std::move(left), std::chrono::steady_clock::now() + milliseconds(250), 0,
+                         milliseconds(5));
   if (left.empty()) return;
   std::fprintf(stderr, "squallrun: the nodes left %zu process(es) running; stopping them\n", left.size());
-  const auto kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(grace_s);
-  while (!left.empty() && std::chrono::steady_clock::now() < kill_at) {
-    signal_all(left, SIGTERM);  // again for any passed on since the last round
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    reap_ended_children();
-    left = my_children(keeper);
-  }
+  // SIGTERM each round: again for any passed on since the last one.
+  left = left_running_at(keeper, std::move(left), std::chrono::steady_clock::now() + std::chrono::seconds(grace_s),
+                         SIGTERM, milliseconds(50));
   while (!left.empty()) {
     signal_all(left, SIGKILL);
     waitpid(-1, nullptr, 0);
