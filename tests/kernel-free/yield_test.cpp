@@ -51,10 +51,13 @@ TEST(Yields, StopWhileAProgramOutsideTheJobComputesOnTheProcessor) {
   }
   const std::uint64_t all_yields = squall::allreduce(yields), all_foreign = squall::allreduce(foreign);
   const auto all_trips = static_cast<std::uint64_t>(squall::allreduce(static_cast<long>(trips)));
-  // Each yield to the busy thread lost the rest of its slice: without the rule about one per
-  // round trip was made, and the trips were few.
+  // Each yield to the busy thread lost the rest of its slice: without the rule one yield per
+  // round trip was made, and the trips were few (708-710 yields in 708-710 trips, release
+  // build); with it, 126-590 yields in 19-21 thousand. The bound is half the trips, not a
+  // quarter: in a TSan pass at 10 tests at a time, whose other jobs shared the processor
+  // too, 118 trips made 30 yields.
   EXPECT_GE(all_foreign, 1u);
-  EXPECT_LT(4 * all_yields, all_trips) << all_yields << " yields in " << all_trips << " round trips";
+  EXPECT_LT(2 * all_yields, all_trips) << all_yields << " yields in " << all_trips << " round trips";
 }
 
 }  // namespace
