@@ -84,10 +84,12 @@ def main():
     # an idle machine), against a look every 10 ms. am_stream on 2 nodes ended in 40 ms, and
     # this test, which waited for it, failed whenever the machine was idle; tsm_miss, which
     # comes after the CHAOS and Open MPI comparison, was not reached within 60 s once under
-    # the whole suite's load.
-    for signum, when, group in ((signal.SIGTERM, ("am_pingpong", 4), False),
+    # the whole suite's load. Nor am_pingpong on 4 nodes, its third: the floor it measures spins
+    # on a flag, which on a loaded machine takes a scheduler slice a flip, and in a release pass
+    # at 16 tests at a time the 2-node run took over 60 s.
+    for signum, when, group in ((signal.SIGTERM, ("am_pingpong", 2), False),
                                 (signal.SIGINT, ("am_pingpong", 2), True),
-                                (signal.SIGHUP, ("am_pingpong", 4), False),
+                                (signal.SIGHUP, ("am_pingpong", 2), False),
                                 (signal.SIGTERM, 0.0, False),
                                 (signal.SIGTERM, 0.3, False)):
         stop(failures, signum, when, group)
