@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "common/config.hpp"
@@ -238,6 +239,20 @@ void tell_network_peers(const char* message) {
   }
 }
 
+// By node, a number for its host (network_hooks::host_of): this host's nodes by the job area,
+// the others by their endpoints' addresses. Nodes of one host that listen on different
+// addresses count as on hosts of their own: a link's verdict on one of them is then reported
+// at once, as it was before host-mates' verdicts were waited for.
+std::vector<int> host_numbers(const node_runtime& nd, const std::vector<tcp::endpoint>& endpoints) {
+  std::vector<int> host(static_cast<std::size_t>(nd.n));
+  std::map<std::uint32_t, int> by_address;
+  for (int i = 0; i < nd.n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    host[k] = nd.on_this_host[k] ? nd.me : by_address.try_emplace(endpoints[k].ipv4, i).first->second;
+  }
+  return host;
+}
+
 // Makes the connections to the node's network peers, watching them meanwhile
 // (tcp/setup_watch.hpp): a peer that ends is reported, and a loss on this host ends the set-up
 // once the peers it can reach have been told.
@@ -300,7 +315,8 @@ void setup_transports(node_runtime& nd) {
                               report_loss(*self, node, why, silent_ms);
                             },
                             [self](int node, std::uint32_t silent_ms) { return hears(*self, node, silent_ms); },
-                            &nd.control().awake, nd.me, [self] { self->check_abort(); }};
+                            &nd.control().awake, nd.me, [self] { self->check_abort(); },
+                            host_numbers(nd, endpoints)};
   if ((forced == network::none ? between_hosts() : forced) == network::ucx) {
     handing_over.store(&fds);
     nd.net = load_ucx(nd, fds, hooks, deadline);

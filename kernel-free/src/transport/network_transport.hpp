@@ -36,6 +36,10 @@ struct network_hooks {
   // Ends this node, saying why, once `lost` has aborted its job (during set-up, where no
   // wait of the node's would).
   std::function<void()> end_if_aborted;
+  // By node, a number for its host (equal numbers: one host), so that a failed link's verdict
+  // waits for a better one only while a node of the lost one's host may still give it
+  // (held_verdict.hpp).
+  std::vector<int> host_of;
 };
 
 class network_transport : public transport {

@@ -64,7 +64,7 @@ struct tcp_transport::connection {
 };
 
 tcp_transport::tcp_transport(std::vector<int> fds, std::size_t max_packet, listener l, hooks h)
-    : max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)) {
+    : max_packet_(max_packet), listener_(std::move(l)), hooks_(std::move(h)), failed_link_(hooks_.host_of) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || stop_fd_ < 0) fatal("cannot create the TCP transport's epoll: %s", descriptor_failure(errno).c_str());
@@ -253,10 +253,13 @@ void tcp_transport::peer_failed(connection& c, const std::string& why) {
     std::lock_guard g(c.out_mu);
     c.failed = true;
   }
-  if (c.said_goodbye.load() || finishing_.load() || stopping_.load()) return;  // it finished: not a loss
+  if (c.said_goodbye.load() || finishing_.load() || stopping_.load()) {  // it finished: not a loss
+    failed_link_.ended(c.node);
+    return;
+  }
   // A connection that died during set-up has no peer address left to read (peer_of).
   const std::string from = c.peer.ipv4 == 0 && c.peer.port == 0 ? "" : " from " + to_string(c.peer);
-  failed_link_.hold(c.node, "its TCP connection" + from + " " + why);  // a better verdict may follow
+  failed_link_.failed(c.node, "its TCP connection" + from + " " + why);  // a better verdict may follow
 }
 
 void tcp_transport::read_available(connection& c) {

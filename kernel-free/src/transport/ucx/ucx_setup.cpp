@@ -96,7 +96,7 @@ void on_ep_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
 
 ucx_transport::ucx_transport(int me, const std::vector<int>& sockets, const std::vector<bool>& same_host,
                              std::size_t max_packet, hooks h, std::int64_t deadline_ns)
-    : me_(me), max_packet_(max_packet), hooks_(std::move(h)) {
+    : me_(me), max_packet_(max_packet), hooks_(std::move(h)), failed_link_(hooks_.host_of) {
   // A vanished host is noticed within seconds by the kernel's TCP keepalive, as by Squall's
   // TCP transport (UCX's default waits 10 s before the first probe), unless the user set
   // these. In the environment, since UCX reads its transports' settings there

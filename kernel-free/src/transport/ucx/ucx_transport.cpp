@@ -352,8 +352,11 @@ void ucx_transport::on_peer_error(peer& p, ucs_status_t status) {
   // closes (or dies) now takes nothing from anyone. Waiting for its goodbye instead is not
   // enough: a peer that had ours, and closed, may reset the link before its goodbye was read
   // here ("Endpoint timeout" at the end of a ping-pong, now and then).
-  if (p.said_goodbye.load() || closing_.load()) return;
-  failed_link_.hold(p.node, std::string("its UCX endpoint failed: ") + ucs_status_string(status));  // a better verdict may follow
+  if (p.said_goodbye.load() || closing_.load()) {
+    failed_link_.ended(p.node);
+    return;
+  }
+  failed_link_.failed(p.node, std::string("its UCX endpoint failed: ") + ucs_status_string(status));  // a better verdict may follow
 }
 
 
