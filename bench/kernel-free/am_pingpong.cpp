@@ -10,6 +10,7 @@
 #include <squall/squall.hpp>
 
 #include "common/report.hpp"
+#include "common/spin.hpp"
 #include "kernel-free/shared_page.hpp"
 
 namespace {
@@ -27,9 +28,9 @@ double flag_pingpong(std::atomic<std::uint64_t>& flag, int me, std::uint64_t ite
   for (std::uint64_t i = 0; i < iterations; ++i) {
     if (me == 0) {
       flag.store(2 * i + 1, std::memory_order_release);
-      while (flag.load(std::memory_order_acquire) != 2 * i + 2) __builtin_ia32_pause();
+      squall::bench::spin_until([&] { return flag.load(std::memory_order_acquire) == 2 * i + 2; });
     } else {
-      while (flag.load(std::memory_order_acquire) != 2 * i + 1) __builtin_ia32_pause();
+      squall::bench::spin_until([&] { return flag.load(std::memory_order_acquire) == 2 * i + 1; });
       flag.store(2 * i + 2, std::memory_order_release);
     }
   }

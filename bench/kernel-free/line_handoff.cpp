@@ -32,6 +32,7 @@
 #include <squall/squall.hpp>
 
 #include "common/report.hpp"
+#include "common/spin.hpp"
 #include "kernel-free/shared_page.hpp"
 
 namespace {
@@ -70,7 +71,7 @@ double chain_ns_per_step() {
 inline void demote(const void* p) { asm volatile("cldemote %0" : : "m"(*static_cast<const volatile char*>(p))); }
 
 void wait_for(const std::atomic<std::uint64_t>& w, std::uint64_t v) {
-  while (w.load(std::memory_order_acquire) != v) _mm_pause();
+  squall::bench::spin_until([&] { return w.load(std::memory_order_acquire) == v; });
 }
 
 // Round trip in microseconds; `seq` numbers the values written, the same on both sides.

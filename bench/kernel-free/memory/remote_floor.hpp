@@ -24,6 +24,7 @@
 #include <squall/squall.hpp>
 
 #include "common/report.hpp"
+#include "common/spin.hpp"
 
 namespace squall::bench::remote_floor {
 
@@ -84,7 +85,7 @@ inline void on_sigbus(int, siginfo_t* info, void*) {
   if (remote) {
     const std::uint64_t i = link->request.load(std::memory_order_relaxed) + 1;
     link->request.store(i, std::memory_order_release);
-    while (link->reply.load(std::memory_order_acquire) != i) __builtin_ia32_pause();
+    squall::bench::spin_until([&] { return link->reply.load(std::memory_order_acquire) == i; });
     std::memcpy(fill + (p - reinterpret_cast<__u64>(view)), link->data, page);
   }
   uffdio_continue c{{p, page}, continue_mode_wp, 0};
@@ -128,7 +129,7 @@ inline void serve(exchange& x, std::uint64_t count) {
   static std::byte source[page];
   std::memset(source, 2, page);
   for (std::uint64_t i = x.reply.load() + 1, end = i + count; i < end; ++i) {
-    while (x.request.load(std::memory_order_acquire) != i) __builtin_ia32_pause();
+    squall::bench::spin_until([&] { return x.request.load(std::memory_order_acquire) == i; });
     std::memcpy(x.data, source, page);
     x.reply.store(i, std::memory_order_release);
   }
