@@ -328,7 +328,8 @@ TEST_F(Hosts, GarbageOnAPortIsRefusedAndTheJobGoesOn) {
 // host names a node of host 2; with `every_host_names_it` (TCP), every one does: a node that
 // ends tells its peers whom it lost (an ending frame). Over UCX a host that notices first and
 // exits is itself lost to the last one, which may name it instead.
-void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how, bool every_host_names_it = true) {
+void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char* how, bool every_host_names_it = true,
+                      int per_host = nodes_per_host) {
   bool named_lost_host = false;
   for (int h = 0; h < hosts; ++h) {
     SCOPED_TRACE(std::string(how) + ", host " + std::to_string(h));
@@ -340,14 +341,14 @@ void expect_host_lost(const std::vector<outcome>& out, int lost_host, const char
     bool names_it = false;
     for (const auto& m : squall::test::search_all(out[h].output, "node ([0-9]+) (was lost|has not answered)")) {
       ++reports;
-      const bool names_lost_host = std::stoi(m.groups[1]) / nodes_per_host == lost_host;
+      const bool names_lost_host = std::stoi(m.groups[1]) / per_host == lost_host;
       names_it = names_it || names_lost_host;
       named_lost_host = named_lost_host || names_lost_host;
     }
     if (every_host_names_it) {
       EXPECT_TRUE(names_it) << out[h].output;
     }
-    EXPECT_EQ(reports, nodes_per_host) << out[h].output;
+    EXPECT_EQ(reports, per_host) << out[h].output;
     EXPECT_EQ(count_of(out[h].output, "barriers done"), 0) << out[h].output;
   }
   EXPECT_TRUE(named_lost_host) << how << ": no host named a node of host " << lost_host;
@@ -421,6 +422,18 @@ TEST_F(Hosts, HostWhoseProcessesAreKilledIsReportedLost) {
   c_.kill_host(2);
   const auto out = j.finish(hang_s);
   expect_host_lost(out, 2, "killed");
+  for (int h = 0; h < 2; ++h) EXPECT_EQ(slow_endings_in(out[h].output), 0) << out[h].output;
+}
+
+// A host's only node killed: no host-mate is left to say how it ended, so its links' verdict
+// is the one reported, at once (transport/held_verdict.hpp).
+TEST_F(Hosts, HostsOnlyNodeKilledIsReportedLost) {
+  job j(c_, scenarios + " barriers 600", {slow_endings_off, slow_endings_off, slow_endings_off}, /*nodes_a_host=*/1);
+  ASSERT_TRUE(j.all_up(hang_s)) << j.parts[0]->output();
+  j.since = clock_type::now();
+  c_.kill_host(2);
+  const auto out = j.finish(hang_s);
+  expect_host_lost(out, 2, "only node killed", true, 1);
   for (int h = 0; h < 2; ++h) EXPECT_EQ(slow_endings_in(out[h].output), 0) << out[h].output;
 }
 
