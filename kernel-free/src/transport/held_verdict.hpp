@@ -36,7 +36,7 @@ class held_verdict {
   void ended(int node) {
     std::lock_guard g(mu_);
     mark_ended(node);
-    if (node_ >= 0 && !reported_ && !anyone_may_speak_for(node_)) due_ns_.store(now_ns(), std::memory_order_release);
+    due_now_if_no_one_may_speak();
   }
 
   // `node`'s link failed: holds the verdict that it was lost, unless a failure's verdict is
@@ -44,13 +44,12 @@ class held_verdict {
   void failed(int node, std::string why) {
     std::lock_guard g(mu_);
     mark_ended(node);
-    if (node_ >= 0) {
-      if (!reported_ && !anyone_may_speak_for(node_)) due_ns_.store(now_ns(), std::memory_order_release);
-      return;
+    if (node_ < 0) {
+      node_ = node;
+      why_ = std::move(why);
+      due_ns_.store(now_ns() + hold_ns_, std::memory_order_release);
     }
-    node_ = node;
-    why_ = std::move(why);
-    due_ns_.store(now_ns() + (anyone_may_speak_for(node) ? hold_ns_ : 0), std::memory_order_release);
+    due_now_if_no_one_may_speak();
   }
 
   // Reports the held verdict through `lost` once it is due (the I/O thread, each turn).
@@ -79,6 +78,11 @@ class held_verdict {
  private:
   void mark_ended(int node) {
     if (node >= 0 && static_cast<std::size_t>(node) < link_ended_.size()) link_ended_[static_cast<std::size_t>(node)] = true;
+  }
+
+  // The held verdict is due at once when no host-mate of its node is left to better it.
+  void due_now_if_no_one_may_speak() {
+    if (node_ >= 0 && !reported_ && !anyone_may_speak_for(node_)) due_ns_.store(now_ns(), std::memory_order_release);
   }
 
   // Whether a node of `node`'s host other than it may still say how it ended.
