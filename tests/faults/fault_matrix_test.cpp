@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The fault-injection matrix: a node of a running job is killed (SIGKILL) or stopped
 // (SIGSTOP) at a random moment while the job takes a TSM lock, serves misses at a home,
-// runs CHAOS exchanges or TSM barriers (fault_scenarios.cpp), on 2, 4 and 8 nodes, under
+// runs CHAOS exchanges or TSM barriers, appends through libxsm, or passes libarrays messages
+// among migrating elements (fault_scenarios.cpp), on 2, 4 and 8 nodes, under
 // squallrun and under mpirun. Every run must end, every survivor naming the lost node: a
 // killed node as its process ended (the silence limit is then far past the deadline for a
 // hang, so that it cannot be what noticed), a stopped one as silent for SQUALL_LIVENESS_S.
@@ -129,7 +130,7 @@ std::string name_of(const ::testing::TestParamInfo<matrix_point>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Faults, FaultMatrix,
                          ::testing::Combine(::testing::Values(launcher::squallrun, launcher::mpirun),
-                                            ::testing::Values("lock", "home", "chaos", "barrier"),
+                                            ::testing::Values("lock", "home", "chaos", "barrier", "append", "arrays"),
                                             ::testing::Values(fault::kill, fault::stop),
                                             ::testing::Values(2, 4, 8)),
                          name_of);

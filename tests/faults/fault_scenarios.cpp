@@ -8,20 +8,27 @@
 //             nodes keep reading: it serves misses when hit
 //   chaos     CHAOS gathers and scatter_op(add) between every pair of neighbours
 //   barrier   TSM barriers
+//   append    libxsm's active-message appends (am_append) to every other node, a phase
+//             after another
+//   arrays    libarrays elements messaging random others and migrating at random, in
+//             rounds that each end with a quiesce
 // Usage: fault_scenarios MODE VICTIM. Every node prints "node K pid P ready" once its loop
 // runs, so the test knows whom to hit.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <string>
 #include <vector>
 
+#include <squall/arrays.hpp>
 #include <squall/chaos/schedule.hpp>
 #include <squall/squall.hpp>
 #include <squall/tsm.hpp>
+#include <squall/xsm/am_append.hpp>
 
 namespace chaos = squall::chaos;
 namespace tsm = squall::tsm;
@@ -94,6 +101,63 @@ void compute_for(int us) {
   for (;;) tsm::barrier();
 }
 
+[[noreturn]] void append_loop() {
+  const int me = squall::node(), n = squall::nodes();
+  constexpr int per_phase = 64;  // appends each node sends a phase, spread over the others
+  squall::xsm::am_append moved(sizeof(std::uint64_t), per_phase);
+  announce();
+  for (std::uint64_t phase = 0;; ++phase) {
+    if (n > 1) {
+      for (int k = 0; k < per_phase; ++k) moved.append((me + 1 + k % (n - 1)) % n, phase);
+    }
+    moved.end_phase();
+  }
+}
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr int hoppers_per_node = 16;
+struct Hopper;
+squall::arrays::array<Hopper, squall::arrays::index1d>* hoppers = nullptr;
+
+// An element that passes a chain of messages on to random elements and now and then
+// migrates: when the victim is hit, messages, migrations and location news are in flight.
+struct Hopper : squall::arrays::element<squall::arrays::index1d> {
+  std::uint64_t state = 0;
+  void hop(std::uint64_t r, int ttl) {
+    state = mix(state ^ r);
+    const int elements = hoppers_per_node * squall::nodes();
+    if (ttl > 0) (*hoppers)[static_cast<std::int32_t>(state % elements)].call<&Hopper::hop>(state, ttl - 1);
+    if ((state >> 20) % 4 == 0) migrate_me(static_cast<int>((state >> 24) % squall::nodes()));
+  }
+  template <class A>
+  void serialize(A& ar) {
+    ar(state);
+  }
+};
+
+[[noreturn]] void arrays_loop() {
+  namespace arrays = squall::arrays;
+  auto a = arrays::array<Hopper>::create();
+  hoppers = &a;
+  const int me = squall::node(), elements = hoppers_per_node * squall::nodes();
+  for (int i = me; i < elements; i += squall::nodes()) a.insert(i);
+  arrays::quiesce();
+  announce();
+  for (std::uint64_t round = 0;; ++round) {
+    for (int i = 0; i < hoppers_per_node; ++i) {  // each node starts as many chains as it has elements
+      const std::uint64_t start = mix((round << 16) | static_cast<std::uint64_t>(me * hoppers_per_node + i));
+      a[static_cast<std::int32_t>(start % static_cast<std::uint64_t>(elements))].call<&Hopper::hop>(start, 8);
+    }
+    arrays::quiesce();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +168,8 @@ int main(int argc, char** argv) {
   if (mode == "home") home_loop(victim);
   if (mode == "chaos") chaos_loop();
   if (mode == "barrier") barrier_loop();
-  std::fprintf(stderr, "usage: fault_scenarios lock|home|chaos|barrier VICTIM\n");
+  if (mode == "append") append_loop();
+  if (mode == "arrays") arrays_loop();
+  std::fprintf(stderr, "usage: fault_scenarios lock|home|chaos|barrier|append|arrays VICTIM\n");
   return 2;
 }
